@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { requirementsFile, venvDir, venvPython } from './paths.ts';
+
+/** Raised when the machine lacks a piece the emulator needs; the message names the piece and the fix. */
+export class EmulatorSetupError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EmulatorSetupError';
+  }
+}
+
+const stampFile = join(venvDir, '.inlet-requirements.sha256');
+const lockDir = `${venvDir}.lock`;
+const staleLockMs = 10 * 60_000;
+
+function requirementsHash(): string {
+  return createHash('sha256').update(readFileSync(requirementsFile)).digest('hex');
+}
+
+function run(cmd: string, args: string[], what: string): void {
+  const result = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (result.error) throw new EmulatorSetupError(`${what}: could not run ${cmd}: ${result.error.message}`);
+  if (result.status !== 0) throw new EmulatorSetupError(`${what} failed (${cmd} exited ${result.status})`);
+}
+
+function findPython(): string {
+  for (const candidate of [process.env.INLET_PYTHON, 'python3', 'python'].filter(Boolean) as string[]) {
+    const probe = spawnSync(candidate, ['-c', 'import sys; print(sys.version_info[:2] >= (3, 9))'], {
+      encoding: 'utf8',
+    });
+    if (probe.status === 0 && probe.stdout.trim() === 'True') return candidate;
+  }
+  throw new EmulatorSetupError(
+    'python3 >= 3.9 was not found on PATH. Install it (Debian: apt-get install python3 python3-venv python3-pip) or set INLET_PYTHON.',
+  );
+}
+
+function checkModule(python: string, mod: string, debianPackage: string): void {
+  const probe = spawnSync(python, ['-c', `import ${mod}`], { encoding: 'utf8' });
+  if (probe.status !== 0) {
+    throw new EmulatorSetupError(
+      `${python} has no '${mod}' module, needed to create the emulator venv. Install it (Debian: apt-get install ${debianPackage}).`,
+    );
+  }
+}
+
+function isCurrent(hash: string): boolean {
+  return existsSync(venvPython) && existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === hash;
+}
+
+/** Serialises concurrent installs (two test runs at once) with an atomic mkdir lock. */
+async function withLock<T>(fn: () => T): Promise<T> {
+  for (;;) {
+    try {
+      mkdirSync(lockDir);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (Date.now() - statSync(lockDir).mtimeMs > staleLockMs)
+        rmSync(lockDir, { recursive: true, force: true });
+      await sleep(500);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lockDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Creates `.venv` with the pinned moto server, once. A second call with unchanged
+ * `emulator/requirements.txt` does nothing; a changed file reinstalls.
+ * @returns the venv's python path
+ */
+export async function ensureVenv(log: (line: string) => void = console.error): Promise<string> {
+  const hash = requirementsHash();
+  if (isCurrent(hash)) return venvPython;
+  return withLock(() => {
+    if (isCurrent(hash)) return venvPython;
+    const python = findPython();
+    checkModule(python, 'venv', 'python3-venv');
+    checkModule(python, 'ensurepip', 'python3-venv python3-pip');
+    log(`[inlet] creating the emulator venv in ${venvDir} (moto server, pinned; about a minute, once)`);
+    rmSync(venvDir, { recursive: true, force: true });
+    run(python, ['-m', 'venv', venvDir], 'creating the venv');
+    run(
+      venvPython,
+      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-r', requirementsFile],
+      'pip install of the emulator',
+    );
+    writeFileSync(stampFile, `${hash}\n`);
+    log('[inlet] emulator venv ready');
+    return venvPython;
+  });
+}

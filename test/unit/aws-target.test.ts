@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { clientConfig, targetFromEnv } from '../../shared/aws/target.ts';
+
+describe('targetFromEnv', () => {
+  it('uses an explicit endpoint as an emulator target with the default region', () => {
+    expect(targetFromEnv({ INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000' })).toEqual({
+      kind: 'emulator',
+      endpoint: 'http://127.0.0.1:5000',
+      region: 'us-east-1',
+    });
+  });
+
+  it('points localstack at :4566 and keeps the configured region', () => {
+    expect(targetFromEnv({ INLET_AWS_TARGET: 'localstack', AWS_REGION: 'eu-west-1' })).toEqual({
+      kind: 'emulator',
+      endpoint: 'http://localhost:4566',
+      region: 'eu-west-1',
+    });
+  });
+
+  it('selects real AWS only when asked, and nothing when the environment is silent', () => {
+    expect(targetFromEnv({ INLET_AWS_TARGET: 'aws', AWS_DEFAULT_REGION: 'eu-central-1' })).toEqual({
+      kind: 'aws',
+      region: 'eu-central-1',
+    });
+    expect(targetFromEnv({})).toBeUndefined();
+  });
+});
+
+describe('clientConfig', () => {
+  it('gives emulators path-style S3 and dummy credentials, and real AWS the default chain', () => {
+    const emulator = clientConfig({ kind: 'emulator', endpoint: 'http://127.0.0.1:1', region: 'us-east-1' });
+    expect(emulator.forcePathStyle).toBe(true);
+    expect(emulator.credentials).toEqual({ accessKeyId: 'test', secretAccessKey: 'test' });
+    expect(clientConfig({ kind: 'aws' })).toEqual({});
+  });
+});
