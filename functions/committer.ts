@@ -1,0 +1,7 @@
+// Commit Lambda: one table at a time from the FIFO commit queue -> the next manifest version.
+import { runtimeFromEnv } from '../shared/aws/runtime.ts';
+import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
+
+const runtime = runtimeFromEnv('inlet-committer');
+
+export const handler = makeCommitterHandler(runtime);

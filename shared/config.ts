@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+
+export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
+
+const tableName = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9_-]{0,62}$/,
+    'table names are 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit',
+  );
+
+export const tableConfigSchema = z.object({
+  /** Manifest prefix and ledger namespace. */
+  name: tableName,
+  /** Key prefix in the landing bucket. */
+  prefix: z.string().default(''),
+  suffix: z.string().optional(),
+  /** picomatch glob over the whole key, e.g. `orders/**\/*.json`. */
+  glob: z.string().optional(),
+  /** Only this bucket's objects (default: any bucket that sends events). */
+  bucket: z.string().optional(),
+  /** A rewritten object (new versionId / eTag) is a new file. Auto Loader's `allowOverwrites`. */
+  allowOverwrites: z.boolean().default(false),
+});
+
+export const pipelineConfigSchema = z.object({
+  tables: z.array(tableConfigSchema).min(1, 'at least one table is required'),
+  ignoreGlobs: z.array(z.string()).default([...DEFAULT_IGNORE_GLOBS]),
+  /** How long a claim blocks other batchers; must exceed the batcher's timeout. */
+  leaseSeconds: z.number().int().positive().default(900),
+  /** Parallel claim writes per invocation. */
+  claimConcurrency: z.number().int().min(1).max(512).default(64),
+});
+
+export type TableConfig = z.infer<typeof tableConfigSchema>;
+export type PipelineConfig = z.infer<typeof pipelineConfigSchema>;
+export type PipelineConfigInput = z.input<typeof pipelineConfigSchema>;
+
+/** Validates a configuration, reporting every problem at once. */
+export function parsePipelineConfig(input: unknown): PipelineConfig {
+  const result = pipelineConfigSchema.safeParse(input);
+  const problems: string[] = result.success
+    ? []
+    : result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  if (result.success) {
+    const seen = new Set<string>();
+    for (const table of result.data.tables) {
+      if (seen.has(table.name)) problems.push(`tables: duplicate table name '${table.name}'`);
+      seen.add(table.name);
+    }
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  return result.data;
+}
+
+/** Reads INLET_CONFIG (JSON) from the environment: how Lambda functions get their configuration. */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): PipelineConfig {
+  const raw = env.INLET_CONFIG;
+  if (!raw) throw new ConfigError(['INLET_CONFIG is not set']);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw new ConfigError([`INLET_CONFIG is not JSON: ${(error as Error).message}`]);
+  }
+  return parsePipelineConfig(parsed);
+}

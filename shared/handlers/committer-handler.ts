@@ -1,0 +1,62 @@
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { BatchNotSealedError } from '../errors.ts';
+import { METRIC, type MetricsSink } from '../metrics.ts';
+import { CommitBatch, type CommitDeps } from '../usecases/commit-batch.ts';
+
+export type CommitterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+const commitRequest = z.object({ table: z.string().min(1), batchId: z.string().min(1) });
+
+/**
+ * The commit Lambda on the FIFO queue: records of one table in order; after a failure the rest of the
+ * batch fails too (Powertools FIFO processor), so versions are never assigned out of request order.
+ */
+export function makeCommitterHandler(deps: CommitDeps & { readonly metrics: MetricsSink }): CommitterHandler {
+  const committer = new CommitBatch(deps);
+  const m = deps.metrics;
+
+  const handleRecord = async (record: SQSRecord): Promise<void> => {
+    const parsed = commitRequest.safeParse(JSON.parse(record.body));
+    if (!parsed.success) {
+      // Only Inlet writes this queue; a bad request is a bug, not data: log it and let it go to the DLQ.
+      m.count(METRIC.commitErrors, 1);
+      throw new Error(`malformed commit request: ${record.body.slice(0, 200)}`);
+    }
+    const started = deps.now();
+    try {
+      const outcome = await committer.commit(parsed.data.table, parsed.data.batchId);
+      if (outcome.result === 'committed') {
+        m.count(METRIC.versionsCommitted, 1 + outcome.finishedPending.length);
+        m.count(METRIC.filesCommitted, outcome.files);
+        m.milliseconds(METRIC.commitLatency, deps.now() - started);
+        if (outcome.minEventTime)
+          m.milliseconds(METRIC.ingestionLag, deps.now() - Date.parse(outcome.minEventTime));
+        deps.log.info('version committed', { ...outcome });
+      }
+    } catch (error) {
+      if (error instanceof BatchNotSealedError) {
+        // Retrying cannot help and nothing is lost: an unsealed batch's files are taken over on redelivery.
+        m.count(METRIC.commitErrors, 1);
+        deps.log.error('commit request for a batch that is not sealed: dropped', {
+          ...parsed.data,
+          error: error.message,
+        });
+        return;
+      }
+      m.count(METRIC.commitErrors, 1);
+      deps.log.error('commit failed', { ...parsed.data, error: String(error) });
+      throw error;
+    }
+  };
+
+  return async (event) => {
+    try {
+      const processor = new SqsFifoPartialProcessorAsync();
+      return await processPartialResponse(event, handleRecord, processor, { throwOnFullBatchFailure: false });
+    } finally {
+      m.flush();
+    }
+  };
+}

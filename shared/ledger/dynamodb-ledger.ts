@@ -1,0 +1,449 @@
+import {
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { classifyAwsError } from '../errors.ts';
+import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
+import { batchKey, fileKey, parseFilePk, quarantineKey, SEALED_INDEX, tableKey } from './keys.ts';
+import type {
+  ClaimResult,
+  FileEntry,
+  FinalizeResult,
+  Ledger,
+  SealRequest,
+  SealResult,
+  TakeoverResult,
+} from './ledger.ts';
+
+export interface DynamoDbLedgerOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+}
+
+type Item = Record<string, unknown>;
+
+function toBatch(item: Item): BatchRecord {
+  return {
+    table: item.table as string,
+    batchId: item.batchId as string,
+    state: item.state as BatchRecord['state'],
+    fileCount: item.fileCount as number | undefined,
+    bytes: item.bytes as number | undefined,
+    stagedKey: item.stagedKey as string | undefined,
+    sealedAt: item.sealedAt as number | undefined,
+    version: item.version as number | undefined,
+    committedAt: item.committedAt as string | undefined,
+    publishedAt: item.publishedAt as string | undefined,
+    minEventTime: item.minEventTime as string | undefined,
+  };
+}
+
+function toFileEntry(item: Item): FileEntry | undefined {
+  const parsed = parseFilePk(item.pk as string);
+  if (!parsed) return undefined;
+  return {
+    ...parsed,
+    batchId: item.batchId as string,
+    leaseUntil: item.leaseUntil as number,
+    size: item.size as number | undefined,
+    eventTime: item.eventTime as string | undefined,
+  };
+}
+
+const isConditionFailure = (error: unknown): error is ConditionalCheckFailedException =>
+  error instanceof ConditionalCheckFailedException ||
+  (error as Error | undefined)?.name === 'ConditionalCheckFailedException';
+
+const isCancelled = (error: unknown): error is TransactionCanceledException =>
+  error instanceof TransactionCanceledException ||
+  (error as Error | undefined)?.name === 'TransactionCanceledException';
+
+/** The ledger in one DynamoDB table (pk, sk strings; one sparse GSI over batch items only). */
+export class DynamoDbLedger implements Ledger {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly tableName: string;
+
+  constructor(options: DynamoDbLedgerOptions) {
+    this.doc = DynamoDBDocumentClient.from(options.client, {
+      marshallOptions: { removeUndefinedValues: true },
+    });
+    this.tableName = options.tableName;
+  }
+
+  private async send<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw classifyAwsError(operation, error);
+    }
+  }
+
+  async claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...fileKey(file.table, file.identity),
+            batchId,
+            leaseUntil,
+            size: file.size,
+            eventTime: file.eventTime,
+          },
+          // Two batchers (or two deliveries of one event) race for the file: exactly one put creates it.
+          ConditionExpression: 'attribute_not_exists(pk)',
+          // The loser learns the owner from the failed write itself: no read on the duplicate path.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'claimed' };
+    } catch (error) {
+      if (isConditionFailure(error)) {
+        const old = error.Item ? unmarshall(error.Item) : undefined;
+        if (!old) return { kind: 'owned', owner: { batchId: '', leaseUntil: 0 } };
+        return {
+          kind: 'owned',
+          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+        };
+      }
+      throw classifyAwsError('claim file', error);
+    }
+  }
+
+  async getBatch(table: string, batchId: string): Promise<BatchRecord | undefined> {
+    const { Item } = await this.send('get batch', () =>
+      this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: batchKey(table, batchId), ConsistentRead: true }),
+      ),
+    );
+    return Item ? toBatch(Item) : undefined;
+  }
+
+  async takeOver(
+    file: FileRef,
+    fromBatchId: string,
+    toBatchId: string,
+    leaseUntil: number,
+  ): Promise<TakeoverResult> {
+    try {
+      await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              // Fence: once BATCH#old is ABORTED its batcher can never seal it, so it can never publish a
+              // list that still names this file. Fails if the old batch got SEALED first (then it owns the file).
+              Put: {
+                TableName: this.tableName,
+                Item: {
+                  ...batchKey(file.table, fromBatchId),
+                  table: file.table,
+                  batchId: fromBatchId,
+                  state: 'ABORTED',
+                  abortedBy: toBatchId,
+                },
+                ConditionExpression: 'attribute_not_exists(pk) OR #state = :aborted',
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: { ':aborted': 'ABORTED' },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            {
+              // Two batchers taking over the same file: only the first moves it.
+              Update: {
+                TableName: this.tableName,
+                Key: fileKey(file.table, file.identity),
+                UpdateExpression: 'SET batchId = :to, leaseUntil = :lease, takenFrom = :from',
+                ConditionExpression: 'batchId = :from',
+                ExpressionAttributeValues: { ':to': toBatchId, ':from': fromBatchId, ':lease': leaseUntil },
+              },
+            },
+          ],
+        }),
+      );
+      return { kind: 'taken' };
+    } catch (error) {
+      if (isCancelled(error)) {
+        const [batchReason, fileReason] = error.CancellationReasons ?? [];
+        if (batchReason?.Code === 'ConditionalCheckFailed' && batchReason.Item) {
+          return { kind: 'batch-live', batch: toBatch(unmarshall(batchReason.Item)) };
+        }
+        if (fileReason?.Code === 'ConditionalCheckFailed') return { kind: 'owner-changed' };
+        if (batchReason?.Code === 'ConditionalCheckFailed') {
+          const batch = await this.getBatch(file.table, fromBatchId);
+          if (batch) return { kind: 'batch-live', batch };
+          return { kind: 'owner-changed' };
+        }
+      }
+      throw classifyAwsError('take over file', error);
+    }
+  }
+
+  async sealBatch(request: SealRequest): Promise<SealResult> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...batchKey(request.table, request.batchId),
+            ...request,
+            state: 'SEALED',
+            [SEALED_INDEX.partitionKey]: request.table,
+          },
+          // A takeover wrote ABORTED first: this batch is fenced and must not be published.
+          ConditionExpression: 'attribute_not_exists(pk)',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'sealed' };
+    } catch (error) {
+      if (isConditionFailure(error)) {
+        const state = error.Item ? (unmarshall(error.Item).state as string) : 'UNKNOWN';
+        // An SDK retry of our own successful seal finds SEALED: that is success.
+        if (state === 'SEALED' || state === 'COMMITTED') return { kind: 'sealed' };
+        return { kind: 'fenced', state };
+      }
+      throw classifyAwsError('seal batch', error);
+    }
+  }
+
+  async getTable(table: string): Promise<TableRecord> {
+    const { Item } = await this.send('get table', () =>
+      this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: tableKey(table), ConsistentRead: true }),
+      ),
+    );
+    return {
+      table,
+      head: (Item?.head as number | undefined) ?? 0,
+      pending: Item?.pending as PendingVersion | undefined,
+      files: (Item?.files as number | undefined) ?? 0,
+      bytes: (Item?.bytes as number | undefined) ?? 0,
+      lastCommitAt: Item?.lastCommitAt as string | undefined,
+      lastBatchId: Item?.lastBatchId as string | undefined,
+    };
+  }
+
+  async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: tableKey(table),
+                UpdateExpression: 'SET pending = :pending, #table = :table',
+                // Linear versions: one batch holds head+1, and only if nobody moved head meanwhile.
+                ConditionExpression:
+                  expectedHead === 0
+                    ? 'attribute_not_exists(pending) AND (attribute_not_exists(head) OR head = :head)'
+                    : 'attribute_not_exists(pending) AND head = :head',
+                ExpressionAttributeNames: { '#table': 'table' },
+                ExpressionAttributeValues: { ':pending': pending, ':head': expectedHead, ':table': table },
+              },
+            },
+            {
+              // A committer that read SEALED before another one committed the batch must not reserve a
+              // second version for it (a redelivered FIFO message while the first committer still runs).
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: batchKey(table, pending.batchId),
+                ConditionExpression: '#state = :sealed',
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: { ':sealed': 'SEALED' },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isCancelled(error)) return false;
+      throw classifyAwsError('reserve version', error);
+    }
+  }
+
+  async finalizeCommit(
+    table: string,
+    pending: PendingVersion,
+    counters: { files: number; bytes: number },
+  ): Promise<FinalizeResult> {
+    const now = new Date().toISOString();
+    try {
+      await this.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: tableKey(table),
+                UpdateExpression:
+                  'SET head = :v, lastCommitAt = :now, lastBatchId = :b, files = if_not_exists(files, :zero) + :files, #bytes = if_not_exists(#bytes, :zero) + :bytes REMOVE pending',
+                // Only the reservation holder moves head, exactly once.
+                ConditionExpression: 'pending.batchId = :b AND pending.version = :v',
+                ExpressionAttributeNames: { '#bytes': 'bytes' },
+                ExpressionAttributeValues: {
+                  ':v': pending.version,
+                  ':b': pending.batchId,
+                  ':now': now,
+                  ':zero': 0,
+                  ':files': counters.files,
+                  ':bytes': counters.bytes,
+                },
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: batchKey(table, pending.batchId),
+                UpdateExpression:
+                  'SET #state = :committed, version = :v, committedAt = :at REMOVE #sealedTable',
+                ConditionExpression: '#state = :sealed',
+                ExpressionAttributeNames: { '#state': 'state', '#sealedTable': SEALED_INDEX.partitionKey },
+                ExpressionAttributeValues: {
+                  ':committed': 'COMMITTED',
+                  ':sealed': 'SEALED',
+                  ':v': pending.version,
+                  ':at': pending.reservedAt,
+                },
+              },
+            },
+          ],
+        }),
+      );
+      return 'committed';
+    } catch (error) {
+      if (isCancelled(error)) {
+        // A retry after our own successful commit: the batch is COMMITTED at this version.
+        const batch = await this.getBatch(table, pending.batchId);
+        if (batch?.state === 'COMMITTED' && batch.version === pending.version) return 'already-committed';
+      }
+      throw classifyAwsError('finalize commit', error);
+    }
+  }
+
+  async markPublished(table: string, batchId: string, at: string): Promise<void> {
+    await this.send('mark published', () =>
+      this.doc.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: batchKey(table, batchId),
+          UpdateExpression: 'SET publishedAt = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      ),
+    );
+  }
+
+  async listSealedBatches(table: string, sealedBefore: number): Promise<BatchRecord[]> {
+    const batches: BatchRecord[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.send('list sealed batches', () =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: SEALED_INDEX.name,
+            KeyConditionExpression: '#p = :table AND #s < :before',
+            ExpressionAttributeNames: { '#p': SEALED_INDEX.partitionKey, '#s': SEALED_INDEX.sortKey },
+            ExpressionAttributeValues: { ':table': table, ':before': sealedBefore },
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) batches.push(toBatch(item));
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return batches;
+  }
+
+  async quarantine(entry: QuarantineEntry): Promise<void> {
+    await this.send('quarantine', () =>
+      this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...quarantineKey(entry.sentAt.slice(0, 10), entry.id), ...entry },
+        }),
+      ),
+    );
+  }
+
+  async listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]> {
+    const entries: QuarantineEntry[] = [];
+    for (const day of days) {
+      let ExclusiveStartKey: Record<string, unknown> | undefined;
+      do {
+        const page = await this.send('list quarantine', () =>
+          this.doc.send(
+            new QueryCommand({
+              TableName: this.tableName,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': `QUARANTINE#${day}` },
+              ExclusiveStartKey,
+            }),
+          ),
+        );
+        for (const item of page.Items ?? []) {
+          entries.push({
+            id: item.id as string,
+            reason: item.reason as string,
+            sentAt: item.sentAt as string,
+            source: item.source as string,
+            body: item.body as string,
+          });
+        }
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey);
+    }
+    return entries;
+  }
+
+  async getFile(table: string, identity: string): Promise<FileEntry | undefined> {
+    const { Item } = await this.send('get file', () =>
+      this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: fileKey(table, identity), ConsistentRead: true }),
+      ),
+    );
+    return Item ? toFileEntry(Item) : undefined;
+  }
+
+  async scanFiles(filter: { table?: string; keyPrefix?: string; limit?: number }): Promise<FileEntry[]> {
+    const found: FileEntry[] = [];
+    const limit = filter.limit ?? 1000;
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.send('scan files', () =>
+        this.doc.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            FilterExpression: 'begins_with(pk, :prefix)',
+            ExpressionAttributeValues: { ':prefix': filter.table ? `FILE#${filter.table}#` : 'FILE#' },
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const entry = toFileEntry(item);
+        if (!entry) continue;
+        const key = entry.identity.split('#').slice(2).join('#');
+        if (filter.keyPrefix && !key.startsWith(filter.keyPrefix)) continue;
+        found.push(entry);
+        if (found.length >= limit) return found;
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    return found;
+  }
+}

@@ -1,0 +1,78 @@
+import type { ObjectRef } from './model.ts';
+
+/** One batch's claimed files, staged in S3 before the batch is sealed. */
+export interface StagedList {
+  readonly table: string;
+  readonly batchId: string;
+  readonly files: readonly ObjectRef[];
+}
+
+export interface ManifestEntry {
+  readonly url: string;
+  readonly mandatory: true;
+  readonly meta: { readonly content_length: number };
+}
+
+/** The manifest contract (docs/protocol.md, ../shared/design.md §4); other tools read it. */
+export interface Manifest {
+  readonly table: string;
+  readonly version: number;
+  readonly committedAt: string;
+  readonly batchIds: readonly string[];
+  readonly fileCount: number;
+  readonly bytes: number;
+  readonly files: ReadonlyArray<ObjectRef>;
+  /** Redshift `COPY ... MANIFEST` entries, so a version can be loaded as is. */
+  readonly entries: readonly ManifestEntry[];
+}
+
+export function manifestKey(table: string, version: number): string {
+  return `${table}/_manifests/${String(version).padStart(20, '0')}.json`;
+}
+
+export function stagedListKey(table: string, batchId: string): string {
+  return `_staging/${table}/${batchId}.json`;
+}
+
+function byLocation(a: ObjectRef, b: ObjectRef): number {
+  if (a.bucket !== b.bucket) return a.bucket < b.bucket ? -1 : 1;
+  if (a.key !== b.key) return a.key < b.key ? -1 : 1;
+  return (a.versionId ?? a.eTag ?? '') < (b.versionId ?? b.eTag ?? '') ? -1 : 1;
+}
+
+/** Files in a canonical order, so the same batch always stages the same bytes. */
+export function canonicalFiles(files: readonly ObjectRef[]): ObjectRef[] {
+  return files
+    .map((f) => ({
+      bucket: f.bucket,
+      key: f.key,
+      size: f.size,
+      eTag: f.eTag,
+      versionId: f.versionId,
+      sequencer: f.sequencer,
+      eventTime: f.eventTime,
+    }))
+    .sort(byLocation);
+}
+
+/**
+ * A pure function of the staged list and the reservation, so a committer that crashed after writing it
+ * writes the same bytes again.
+ */
+export function buildManifest(list: StagedList, version: number, committedAt: string): Manifest {
+  const files = canonicalFiles(list.files);
+  return {
+    table: list.table,
+    version,
+    committedAt,
+    batchIds: [list.batchId],
+    fileCount: files.length,
+    bytes: files.reduce((sum, f) => sum + f.size, 0),
+    files,
+    entries: files.map((f) => ({
+      url: `s3://${f.bucket}/${f.key}`,
+      mandatory: true,
+      meta: { content_length: f.size },
+    })),
+  };
+}

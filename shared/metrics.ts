@@ -1,0 +1,43 @@
+/** Metric names, one place, so the dashboard and alarms (infra/) use the same strings. */
+export const METRIC = {
+  filesClaimed: 'FilesClaimed',
+  duplicates: 'DuplicatesDropped',
+  takeovers: 'ClaimTakeovers',
+  busy: 'ClaimsBusy',
+  claimErrors: 'ClaimErrors',
+  fenced: 'BatchesFenced',
+  quarantined: 'EventsQuarantined',
+  ignored: 'EventsIgnored',
+  skipped: 'FilesSkipped',
+  batchSize: 'BatchSize',
+  filesCommitted: 'FilesCommitted',
+  versionsCommitted: 'VersionsCommitted',
+  commitLatency: 'CommitLatency',
+  ingestionLag: 'IngestionLag',
+  commitErrors: 'CommitErrors',
+  staleBatches: 'StaleBatchesResent',
+  stalePending: 'StaleVersionsResent',
+} as const;
+
+export type MetricName = (typeof METRIC)[keyof typeof METRIC];
+
+/** What handlers emit; Powertools Metrics (EMF) in Lambda, an in-memory sink in tests and local mode. */
+export interface MetricsSink {
+  count(name: MetricName, value: number): void;
+  milliseconds(name: MetricName, value: number): void;
+  flush(): void;
+}
+
+export class MemoryMetrics implements MetricsSink {
+  readonly totals = new Map<string, number>();
+  readonly samples = new Map<string, number[]>();
+  count(name: MetricName, value: number): void {
+    this.totals.set(name, (this.totals.get(name) ?? 0) + value);
+  }
+  milliseconds(name: MetricName, value: number): void {
+    const list = this.samples.get(name) ?? [];
+    list.push(value);
+    this.samples.set(name, list);
+  }
+  flush(): void {}
+}

@@ -1,0 +1,71 @@
+/** An object as an event describes it: the metadata the claim and the manifest record. */
+export interface ObjectRef {
+  readonly bucket: string;
+  /** The decoded key, exactly as S3 stores it. */
+  readonly key: string;
+  readonly size: number;
+  readonly eTag: string | null;
+  readonly versionId: string | null;
+  readonly sequencer: string | null;
+  /** ISO-8601; when S3 created the object (event time). */
+  readonly eventTime: string;
+}
+
+/** An object routed to one table: the unit the ledger claims. */
+export interface FileRef extends ObjectRef {
+  readonly table: string;
+  /** Identity within the table (see identity.ts); the ledger key is derived from it. */
+  readonly identity: string;
+}
+
+export type BatchState = 'SEALED' | 'ABORTED' | 'COMMITTED';
+
+export interface BatchRecord {
+  readonly table: string;
+  readonly batchId: string;
+  readonly state: BatchState;
+  readonly fileCount?: number;
+  readonly bytes?: number;
+  readonly stagedKey?: string;
+  /** epoch ms */
+  readonly sealedAt?: number;
+  readonly version?: number;
+  readonly committedAt?: string;
+  readonly publishedAt?: string;
+  /** Earliest event time in the batch, for the ingestion-lag metric. */
+  readonly minEventTime?: string;
+}
+
+export interface PendingVersion {
+  readonly version: number;
+  readonly batchId: string;
+  /** ISO-8601; becomes the manifest's committedAt so a rewritten manifest is byte-identical. */
+  readonly reservedAt: string;
+}
+
+export interface TableRecord {
+  readonly table: string;
+  readonly head: number;
+  readonly pending?: PendingVersion;
+  readonly files: number;
+  readonly bytes: number;
+  readonly lastCommitAt?: string;
+  readonly lastBatchId?: string;
+}
+
+/** Who holds a file claim. */
+export interface FileOwner {
+  readonly batchId: string;
+  /** epoch ms */
+  readonly leaseUntil: number;
+}
+
+export interface QuarantineEntry {
+  /** SQS message id, with `#<record index>` when one record of a message was bad. */
+  readonly id: string;
+  readonly reason: string;
+  /** ISO-8601 when the message was first sent; groups entries by day. */
+  readonly sentAt: string;
+  readonly source: string;
+  readonly body: string;
+}

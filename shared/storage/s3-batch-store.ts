@@ -1,0 +1,108 @@
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { classifyAwsError } from '../errors.ts';
+import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../manifest.ts';
+import type { BatchStore, PutIfAbsentResult } from './batch-store.ts';
+
+export interface S3BatchStoreOptions {
+  readonly client: S3Client;
+  /** Holds `<table>/_manifests/`, `_staging/` and `_quarantine/`. */
+  readonly bucket: string;
+}
+
+const status = (error: unknown) =>
+  (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+
+export class S3BatchStore implements BatchStore {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(options: S3BatchStoreOptions) {
+    this.client = options.client;
+    this.bucket = options.bucket;
+  }
+
+  private async getJson<T>(key: string, operation: string): Promise<T | undefined> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return JSON.parse((await response.Body?.transformToString()) ?? 'null') as T;
+    } catch (error) {
+      if ((error as Error).name === 'NoSuchKey' || status(error) === 404) return undefined;
+      throw classifyAwsError(operation, error);
+    }
+  }
+
+  async putStagedList(list: StagedList): Promise<string> {
+    const key = stagedListKey(list.table, list.batchId);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: JSON.stringify(list),
+          ContentType: 'application/json',
+        }),
+      );
+    } catch (error) {
+      throw classifyAwsError('stage file list', error);
+    }
+    return key;
+  }
+
+  async getStagedList(key: string): Promise<StagedList> {
+    const list = await this.getJson<StagedList>(key, 'read staged list');
+    if (!list)
+      throw classifyAwsError(
+        'read staged list',
+        Object.assign(new Error(`staged list ${key} is missing`), { name: 'NoSuchKey' }),
+      );
+    return list;
+  }
+
+  async putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: manifestKey(manifest.table, manifest.version),
+          Body: JSON.stringify(manifest),
+          ContentType: 'application/json',
+          // A published version is never overwritten. (Not atomic on moto; the reservation covers that.)
+          IfNoneMatch: '*',
+        }),
+      );
+      return 'created';
+    } catch (error) {
+      // 412: already there. 409: a concurrent conditional write to the same key is in flight (AWS).
+      if (status(error) === 412 || status(error) === 409) return 'exists';
+      throw classifyAwsError('write manifest', error);
+    }
+  }
+
+  getManifest(table: string, version: number): Promise<Manifest | undefined> {
+    return this.getJson<Manifest>(manifestKey(table, version), 'read manifest');
+  }
+
+  async listManifestVersions(table: string): Promise<number[]> {
+    const versions: number[] = [];
+    let ContinuationToken: string | undefined;
+    do {
+      try {
+        const page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: `${table}/_manifests/`,
+            ContinuationToken,
+          }),
+        );
+        for (const object of page.Contents ?? []) {
+          const match = /\/(\d{20})\.json$/.exec(object.Key ?? '');
+          if (match?.[1]) versions.push(Number(match[1]));
+        }
+        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } catch (error) {
+        throw classifyAwsError('list manifests', error);
+      }
+    } while (ContinuationToken);
+    return versions.sort((a, b) => a - b);
+  }
+}

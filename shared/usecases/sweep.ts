@@ -1,0 +1,44 @@
+import type { PipelineConfig } from '../config.ts';
+import type { Ledger } from '../ledger/ledger.ts';
+import type { Log } from '../log.ts';
+import type { CommitQueue } from '../storage/batch-store.ts';
+
+export interface SweepDeps {
+  readonly config: PipelineConfig;
+  readonly ledger: Ledger;
+  readonly commitQueue: CommitQueue;
+  readonly log: Log;
+  readonly now: () => number;
+}
+
+export interface SweepResult {
+  /** Sealed batches whose commit request was re-sent. */
+  readonly resent: number;
+  /** Reservations left by a committer that died, re-requested. */
+  readonly stalePending: number;
+}
+
+/**
+ * Liveness (I5) for what no SQS message will bring back: a batch sealed by a batcher that died before it
+ * sent the commit request, or a version reserved by a committer that died with no later commit to finish
+ * it. Runs on a schedule; idempotent (FIFO dedup + the committer's C1 make re-sends harmless).
+ */
+export async function sweepStale(deps: SweepDeps, olderThanMs: number): Promise<SweepResult> {
+  const cutoff = deps.now() - olderThanMs;
+  let resent = 0;
+  let stalePending = 0;
+  for (const { name } of deps.config.tables) {
+    for (const batch of await deps.ledger.listSealedBatches(name, cutoff)) {
+      await deps.commitQueue.requestCommit(name, batch.batchId);
+      resent += 1;
+      deps.log.warn('stale sealed batch: commit re-requested', { table: name, batchId: batch.batchId });
+    }
+    const head = await deps.ledger.getTable(name);
+    if (head.pending && Date.parse(head.pending.reservedAt) < cutoff) {
+      await deps.commitQueue.requestCommit(name, head.pending.batchId);
+      stalePending += 1;
+      deps.log.warn('stale reserved version: commit re-requested', { table: name, ...head.pending });
+    }
+  }
+  return { resent, stalePending };
+}

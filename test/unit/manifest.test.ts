@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { buildManifest, manifestKey } from '../../shared/manifest.ts';
+
+const file = (key: string, size: number) => ({
+  bucket: 'landing',
+  key,
+  size,
+  eTag: 'e',
+  versionId: null,
+  sequencer: 's',
+  eventTime: '2026-11-29T12:00:00.000Z',
+});
+
+describe('manifest', () => {
+  it('lives at <table>/_manifests/<20-digit version>.json', () => {
+    expect(manifestKey('orders', 42)).toBe('orders/_manifests/00000000000000000042.json');
+  });
+
+  it('has the contract fields, Redshift entries with decoded keys, and totals', () => {
+    const manifest = buildManifest(
+      { table: 'orders', batchId: '01B', files: [file('orders/b c+d.json', 10), file('orders/a.json', 5)] },
+      3,
+      '2026-11-29T12:00:00.000Z',
+    );
+    expect(manifest).toEqual({
+      table: 'orders',
+      version: 3,
+      committedAt: '2026-11-29T12:00:00.000Z',
+      batchIds: ['01B'],
+      fileCount: 2,
+      bytes: 15,
+      files: [file('orders/a.json', 5), file('orders/b c+d.json', 10)],
+      entries: [
+        { url: 's3://landing/orders/a.json', mandatory: true, meta: { content_length: 5 } },
+        { url: 's3://landing/orders/b c+d.json', mandatory: true, meta: { content_length: 10 } },
+      ],
+    });
+  });
+
+  it('is a pure function of the staged list and reservation, so a rewrite is byte-identical', () => {
+    const list = { table: 't', batchId: 'B', files: [file('z', 1), file('a', 2)] };
+    const reordered = { ...list, files: [...list.files].reverse() };
+    expect(JSON.stringify(buildManifest(list, 1, 'T'))).toBe(
+      JSON.stringify(buildManifest(reordered, 1, 'T')),
+    );
+  });
+});
