@@ -111,7 +111,10 @@ export class IngestBatch {
         }
         for (const file of routed.files) {
           const id = `${file.table}#${file.identity}`;
-          const claim = claims.get(id) ?? { file, messageIds: new Set<string>() };
+          const existing = claims.get(id);
+          // The same file twice in one batch (a duplicate S3 event): one claim serves both messages.
+          if (existing && !existing.messageIds.has(message.messageId)) stats.duplicates += 1;
+          const claim = existing ?? { file, messageIds: new Set<string>() };
           claim.messageIds.add(message.messageId);
           claims.set(id, claim);
         }

@@ -1,0 +1,56 @@
+/**
+ * Crash injection around the ports: a Lambda that dies between two AWS calls. After the crash point every
+ * further call of that invocation throws, so the invocation can do nothing more (no writes, no deletes),
+ * exactly as if the process had been killed. The product code knows nothing of this.
+ */
+export interface CrashPlan {
+  /** `<port>.<method>`, e.g. `ledger.sealBatch`. */
+  readonly point: string;
+  /** Which call of that method crashes (1-based). @default 1 */
+  readonly occurrence?: number;
+  /** Crash right after the call took effect, or right before it was sent. @default 'after' */
+  readonly when?: 'after' | 'before';
+}
+
+export class SimulatedCrash extends Error {
+  constructor(point: string) {
+    super(`simulated crash at ${point}`);
+    this.name = 'SimulatedCrash';
+  }
+}
+
+export class FaultInjector {
+  private readonly counts = new Map<string, number>();
+  readonly calls: string[] = [];
+  dead = false;
+  fired = false;
+
+  constructor(private readonly plan?: CrashPlan) {}
+
+  wrap<T extends object>(portName: string, port: T): T {
+    return new Proxy(port, {
+      get: (target, property, receiver) => {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        const point = `${portName}.${String(property)}`;
+        return async (...args: unknown[]) => {
+          if (this.dead) throw new SimulatedCrash(`${point} (process already dead)`);
+          const n = (this.counts.get(point) ?? 0) + 1;
+          this.counts.set(point, n);
+          this.calls.push(point);
+          const hit = this.plan?.point === point && (this.plan.occurrence ?? 1) === n;
+          if (hit && this.plan?.when === 'before') {
+            this.dead = this.fired = true;
+            throw new SimulatedCrash(point);
+          }
+          const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (hit) {
+            this.dead = this.fired = true;
+            throw new SimulatedCrash(point);
+          }
+          return result;
+        };
+      },
+    });
+  }
+}

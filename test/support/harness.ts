@@ -1,0 +1,296 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { type PollResult, pollOnce } from '../../local/poller.ts';
+import type { AwsClients } from '../../shared/aws/clients.ts';
+import { countRequests, RequestCounter } from '../../shared/aws/request-counter.ts';
+import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } from '../../shared/config.ts';
+import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
+import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
+import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
+import type { Ledger } from '../../shared/ledger/ledger.ts';
+import type { Log } from '../../shared/log.ts';
+import type { Manifest } from '../../shared/manifest.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
+import type {
+  BatchCommittedEvent,
+  BatchStore,
+  CommitQueue,
+  EventPublisher,
+} from '../../shared/storage/batch-store.ts';
+import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
+import { SqsCommitQueue } from '../../shared/storage/sqs-commit-queue.ts';
+import { sweepStale } from '../../shared/usecases/sweep.ts';
+import { type CrashPlan, FaultInjector } from './faults.ts';
+import { createPipelineResources, type PipelineResources, type ResourceOptions } from './resources.ts';
+
+export interface LogLine {
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  readonly message: string;
+  readonly extra?: Record<string, unknown>;
+}
+
+export interface HarnessOptions extends ResourceOptions {
+  readonly config: PipelineConfigInput;
+  /** Lambda BatchSize for the batcher. @default 10 */
+  readonly batchSize?: number;
+}
+
+export interface ExpectedFile {
+  readonly table: string;
+  readonly key: string;
+  /** For allowOverwrites tables: the version (versionId, else eTag) that makes it a distinct file. */
+  readonly version?: string;
+}
+
+export interface Verdict {
+  readonly lost: string[];
+  readonly duplicated: string[];
+  readonly unexpected: string[];
+  readonly versions: Record<string, number[]>;
+  readonly contiguous: boolean;
+  readonly headsMatch: boolean;
+  readonly dlqDepth: number;
+}
+
+interface Ports {
+  ledger: Ledger;
+  store: BatchStore;
+  commitQueue: CommitQueue;
+  events: EventPublisher;
+}
+
+/**
+ * The whole pipeline on the emulator with the real handlers, driven invocation by invocation: the
+ * integration tests' and the fault matrix's Lambda stand-in. Time for leases is real, plus `clockSkewMs`.
+ */
+export class PipelineHarness {
+  readonly counter = new RequestCounter();
+  readonly metrics = new MemoryMetrics();
+  readonly logs: LogLine[] = [];
+  readonly published: BatchCommittedEvent[] = [];
+  clockSkewMs = 0;
+  readonly now = () => Date.now() + this.clockSkewMs;
+  readonly log: Log = {
+    debug: (message, extra) => this.logs.push({ level: 'debug', message, extra }),
+    info: (message, extra) => this.logs.push({ level: 'info', message, extra }),
+    warn: (message, extra) => this.logs.push({ level: 'warn', message, extra }),
+    error: (message, extra) => this.logs.push({ level: 'error', message, extra }),
+  };
+  private readonly base: Ports;
+
+  private constructor(
+    readonly clients: AwsClients,
+    readonly resources: PipelineResources,
+    readonly config: PipelineConfig,
+    private readonly options: HarnessOptions,
+  ) {
+    this.base = {
+      ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: resources.ledgerTable }),
+      store: new S3BatchStore({ client: clients.s3, bucket: resources.manifestBucket }),
+      commitQueue: new SqsCommitQueue({ client: clients.sqs, queueUrl: resources.commitQueue.url }),
+      events: { batchCommitted: async (event) => void this.published.push(event) },
+    };
+  }
+
+  /** `clients` must be this harness's own: the request counter is installed on them. */
+  static async create(clients: AwsClients, options: HarnessOptions): Promise<PipelineHarness> {
+    const resources = await createPipelineResources(clients, options);
+    const harness = new PipelineHarness(clients, resources, parsePipelineConfig(options.config), options);
+    countRequests(clients.dynamodb, 'dynamodb', harness.counter);
+    countRequests(clients.s3, 's3', harness.counter);
+    countRequests(clients.sqs, 'sqs', harness.counter);
+    return harness;
+  }
+
+  get ledger(): Ledger {
+    return this.base.ledger;
+  }
+
+  get store(): BatchStore {
+    return this.base.store;
+  }
+
+  ports(injector?: FaultInjector): Ports {
+    if (!injector) return this.base;
+    return {
+      ledger: injector.wrap('ledger', this.base.ledger),
+      store: injector.wrap('store', this.base.store),
+      commitQueue: injector.wrap('commitQueue', this.base.commitQueue),
+      events: injector.wrap('events', this.base.events),
+    };
+  }
+
+  batcher(injector?: FaultInjector): (event: SQSEvent) => Promise<SQSBatchResponse> {
+    return makeBatcherHandler({
+      ...this.ports(injector),
+      config: this.config,
+      log: this.log,
+      metrics: this.metrics,
+      now: this.now,
+    });
+  }
+
+  committer(injector?: FaultInjector): (event: SQSEvent) => Promise<SQSBatchResponse> {
+    return makeCommitterHandler({
+      ...this.ports(injector),
+      log: this.log,
+      metrics: this.metrics,
+      now: this.now,
+    });
+  }
+
+  /** One batcher invocation; with `crash`, the invocation dies at that point. */
+  async pollIngest(
+    crash?: CrashPlan,
+    batchSize = this.options.batchSize ?? 10,
+  ): Promise<PollResult & { injector: FaultInjector }> {
+    const injector = new FaultInjector(crash);
+    const handler = this.batcher(injector);
+    const result = await pollOnce(
+      { client: this.clients.sqs, queueUrl: this.resources.ingestQueue.url, batchSize },
+      async (event) => {
+        const response = await handler(event);
+        if (injector.dead) throw new Error('invocation crashed');
+        return response;
+      },
+    );
+    return { ...result, injector };
+  }
+
+  /** One committer invocation (Lambda on a FIFO queue takes up to 10). */
+  async pollCommit(crash?: CrashPlan): Promise<PollResult & { injector: FaultInjector }> {
+    const injector = new FaultInjector(crash);
+    const handler = this.committer(injector);
+    const result = await pollOnce(
+      { client: this.clients.sqs, queueUrl: this.resources.commitQueue.url, batchSize: 10 },
+      async (event) => {
+        const response = await handler(event);
+        if (injector.dead) throw new Error('invocation crashed');
+        return response;
+      },
+    );
+    return { ...result, injector };
+  }
+
+  sweep(olderThanMs = 0) {
+    return sweepStale(
+      {
+        config: this.config,
+        ledger: this.base.ledger,
+        commitQueue: this.base.commitQueue,
+        log: this.log,
+        now: this.now,
+      },
+      olderThanMs,
+    );
+  }
+
+  /** Uploads to the landing bucket; the emulator sends the S3 event to the ingest queue. */
+  async put(key: string, body = 'x'): Promise<void> {
+    await this.clients.s3.send(
+      new PutObjectCommand({ Bucket: this.resources.landingBucket, Key: key, Body: body }),
+    );
+  }
+
+  /** Sends a raw event body to the ingest queue (duplicates, other shapes, bad input). */
+  async sendEvent(body: string): Promise<void> {
+    await this.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: this.resources.ingestQueue.url, MessageBody: body }),
+    );
+  }
+
+  async queueDepth(url: string): Promise<number> {
+    const { Attributes } = await this.clients.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+    );
+  }
+
+  /** True when no table has a sealed-but-uncommitted batch or a reserved version. */
+  async ledgerQuiet(): Promise<boolean> {
+    for (const { name } of this.config.tables) {
+      if ((await this.base.ledger.listSealedBatches(name, Number.MAX_SAFE_INTEGER)).length > 0) return false;
+      if ((await this.base.ledger.getTable(name)).pending) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Drives both queues (and the sweeper, as its schedule would) until nothing is left in flight anywhere,
+   * the `Trigger.AvailableNow` of the tests. Throws if that takes longer than `maxMs`.
+   */
+  async runUntilQuiet(maxMs = 60_000): Promise<void> {
+    const deadline = Date.now() + maxMs;
+    while (Date.now() < deadline) {
+      const ingest = await this.pollIngest();
+      const commit = await this.pollCommit();
+      if (ingest.received > 0 || commit.received > 0) continue;
+      const depth =
+        (await this.queueDepth(this.resources.ingestQueue.url)) +
+        (await this.queueDepth(this.resources.commitQueue.url));
+      if (depth > 0) {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        continue;
+      }
+      if (await this.ledgerQuiet()) return;
+      await this.sweep(0);
+    }
+    throw new Error(`pipeline not quiet after ${maxMs} ms`);
+  }
+
+  async manifests(table: string): Promise<Manifest[]> {
+    const versions = await this.base.store.listManifestVersions(table);
+    const manifests: Manifest[] = [];
+    for (const version of versions) {
+      const manifest = await this.base.store.getManifest(table, version);
+      if (manifest) manifests.push(manifest);
+    }
+    return manifests;
+  }
+
+  /** Checks I1 (exactly once), I2 (nothing lost) and I3 (contiguous versions, heads agree). */
+  async verify(expected: readonly ExpectedFile[]): Promise<Verdict> {
+    const id = (table: string, key: string, version?: string) =>
+      version ? `${table}|${key}|${version}` : `${table}|${key}`;
+    const seen = new Map<string, number>();
+    const versions: Record<string, number[]> = {};
+    let contiguous = true;
+    let headsMatch = true;
+    for (const table of this.config.tables) {
+      const manifests = await this.manifests(table.name);
+      versions[table.name] = manifests.map((m) => m.version);
+      if (!manifests.every((m, i) => m.version === i + 1 && m.table === table.name)) contiguous = false;
+      const head = await this.base.ledger.getTable(table.name);
+      if (head.head !== manifests.length || head.pending) headsMatch = false;
+      for (const manifest of manifests) {
+        for (const file of manifest.files) {
+          const key = id(
+            table.name,
+            file.key,
+            table.allowOverwrites ? (file.versionId ?? file.eTag ?? '') : undefined,
+          );
+          seen.set(key, (seen.get(key) ?? 0) + 1);
+        }
+      }
+    }
+    const wanted = new Set(expected.map((f) => id(f.table, f.key, f.version)));
+    return {
+      lost: [...wanted].filter((k) => !seen.has(k)),
+      duplicated: [...seen].filter(([, n]) => n > 1).map(([k]) => k),
+      unexpected: [...seen.keys()].filter((k) => !wanted.has(k)),
+      versions,
+      contiguous,
+      headsMatch,
+      dlqDepth:
+        (await this.queueDepth(this.resources.ingestDlq.url)) +
+        (await this.queueDepth(this.resources.commitDlq.url)),
+    };
+  }
+}
