@@ -34,6 +34,8 @@ export interface HarnessOptions extends ResourceOptions {
   readonly config: PipelineConfigInput;
   /** Lambda BatchSize for the batcher. @default 10 */
   readonly batchSize?: number;
+  /** Install the request counter on `clients` (only once per client set). @default true */
+  readonly countRequests?: boolean;
 }
 
 export interface ExpectedFile {
@@ -93,13 +95,15 @@ export class PipelineHarness {
     };
   }
 
-  /** `clients` must be this harness's own: the request counter is installed on them. */
+  /** With counting on, `clients` must be this harness's own: the request counter is installed on them. */
   static async create(clients: AwsClients, options: HarnessOptions): Promise<PipelineHarness> {
     const resources = await createPipelineResources(clients, options);
     const harness = new PipelineHarness(clients, resources, parsePipelineConfig(options.config), options);
-    countRequests(clients.dynamodb, 'dynamodb', harness.counter);
-    countRequests(clients.s3, 's3', harness.counter);
-    countRequests(clients.sqs, 'sqs', harness.counter);
+    if (options.countRequests ?? true) {
+      countRequests(clients.dynamodb, 'dynamodb', harness.counter);
+      countRequests(clients.s3, 's3', harness.counter);
+      countRequests(clients.sqs, 'sqs', harness.counter);
+    }
     return harness;
   }
 

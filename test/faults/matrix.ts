@@ -1,0 +1,162 @@
+import type { AwsClients } from '../../shared/aws/clients.ts';
+import { parsePipelineConfig } from '../../shared/config.ts';
+import { Router } from '../../shared/routing.ts';
+import { s3Notification } from '../support/events.ts';
+import type { CrashPlan } from '../support/faults.ts';
+import { PipelineHarness } from '../support/harness.ts';
+
+export type Component = 'batcher' | 'committer';
+
+export interface Scenario {
+  readonly name: string;
+  readonly component: Component;
+  readonly crash: CrashPlan;
+}
+
+export interface ScenarioResult {
+  readonly scenario: Scenario;
+  readonly lost: string[];
+  readonly duplicated: string[];
+  /** I3 and liveness problems: gaps, heads out of step, a DLQ not empty, quarantine not exactly once. */
+  readonly problems: string[];
+  readonly crashed: boolean;
+  readonly ms: number;
+}
+
+// The lease outlives the visibility timeout (1 s), so redeliveries also meet claims that are still live.
+const CONFIG = { tables: [{ name: 'orders', prefix: 'orders/' }], leaseSeconds: 2 };
+const WARM = ['orders/x-0.json', 'orders/x-1.json', 'orders/x 2+.json'];
+const FRESH = ['orders/y-0.json', 'orders/y-1.json', 'orders/ü y-2.json', 'orders/y=3;.json'];
+const STALE = 'orders/z-stale.json';
+const EXPECTED = [...WARM, ...FRESH, STALE].map((key) => ({ table: 'orders', key }));
+
+/**
+ * The workload every scenario runs. Phase 1 commits v1. Phase 2 is the invocation under test: fresh files,
+ * a duplicate of a committed file (duplicate path), a claim left by a dead batcher with an expired lease
+ * (takeover path) and a malformed message (quarantine path). Phase 3 lets the pipeline recover.
+ */
+async function prepare(h: PipelineHarness): Promise<void> {
+  for (const key of WARM) await h.put(key);
+  await h.runUntilQuiet();
+  const [stale] = (() => {
+    const routed = new Router(parsePipelineConfig(CONFIG)).route({
+      bucket: h.resources.landingBucket,
+      key: STALE,
+      size: 1,
+      eTag: 'e',
+      versionId: null,
+      sequencer: null,
+      eventTime: new Date().toISOString(),
+    });
+    return routed.kind === 'routed' ? routed.files : [];
+  })();
+  if (!stale) throw new Error('stale file did not route');
+  await h.ledger.claimFile(stale, '00000000000000000000DEAD00', h.now() - 60_000);
+  for (const key of FRESH) await h.put(key);
+  await h.sendEvent(s3Notification({ bucket: h.resources.landingBucket, key: WARM[0] as string }));
+  await h.sendEvent(s3Notification({ bucket: h.resources.landingBucket, key: STALE, size: 1 }));
+  await h.sendEvent('{"not": "an s3 event"}');
+}
+
+async function phase2(h: PipelineHarness, scenario?: Scenario) {
+  const batcher = await h.pollIngest(scenario?.component === 'batcher' ? scenario.crash : undefined, 50);
+  if (scenario?.component === 'batcher')
+    return { calls: batcher.injector.calls, fired: batcher.injector.fired };
+  const committer = await h.pollCommit(scenario?.crash);
+  return {
+    calls: [...batcher.injector.calls, ...committer.injector.calls],
+    fired: committer.injector.fired,
+    committerCalls: committer.injector.calls,
+  };
+}
+
+/** Runs the workload once without faults and lists every port call each component makes: the crash points. */
+export async function discoverScenarios(
+  clients: AwsClients,
+): Promise<{ scenarios: Scenario[]; points: string[] }> {
+  const counts: Record<Component, Map<string, number>> = { batcher: new Map(), committer: new Map() };
+  const h = await PipelineHarness.create(clients, { config: CONFIG, countRequests: false });
+  await prepare(h);
+  const batcher = await h.pollIngest(undefined, 50);
+  for (const call of batcher.injector.calls) counts.batcher.set(call, (counts.batcher.get(call) ?? 0) + 1);
+  const committer = await h.pollCommit();
+  for (const call of committer.injector.calls)
+    counts.committer.set(call, (counts.committer.get(call) ?? 0) + 1);
+
+  const scenarios: Scenario[] = [];
+  const points: string[] = [];
+  for (const component of ['batcher', 'committer'] as const) {
+    for (const [point, n] of counts[component]) {
+      points.push(`${component}:${point}`);
+      for (const occurrence of n > 1 ? [1, n] : [1]) {
+        for (const when of ['before', 'after'] as const) {
+          scenarios.push({
+            name: `${component} crashes ${when} ${point} #${occurrence}`,
+            component,
+            crash: { point, occurrence, when },
+          });
+        }
+      }
+    }
+  }
+  return { scenarios, points };
+}
+
+export async function runScenario(clients: AwsClients, scenario: Scenario): Promise<ScenarioResult> {
+  const started = Date.now();
+  const h = await PipelineHarness.create(clients, { config: CONFIG, countRequests: false });
+  await prepare(h);
+  const { fired } = await phase2(h, scenario);
+  await h.runUntilQuiet(90_000);
+  const verdict = await h.verify(EXPECTED);
+  const problems: string[] = [];
+  if (!verdict.contiguous) problems.push(`versions not contiguous: ${JSON.stringify(verdict.versions)}`);
+  if (!verdict.headsMatch) problems.push('table head disagrees with the manifests');
+  if (verdict.dlqDepth > 0) problems.push(`${verdict.dlqDepth} messages in a DLQ`);
+  if (verdict.unexpected.length > 0) problems.push(`unexpected files: ${verdict.unexpected.join(', ')}`);
+  const quarantined = await h.ledger.listQuarantine([new Date().toISOString().slice(0, 10)]);
+  if (quarantined.length !== 1) problems.push(`quarantine holds ${quarantined.length} entries, expected 1`);
+  if (!fired) problems.push('the crash point was never reached');
+  return {
+    scenario,
+    lost: verdict.lost,
+    duplicated: verdict.duplicated,
+    problems,
+    crashed: fired,
+    ms: Date.now() - started,
+  };
+}
+
+/** Runs every scenario, a few at a time (each has its own resources on the shared emulator). */
+export async function runMatrix(
+  clients: AwsClients,
+  options: { concurrency?: number; onResult?: (result: ScenarioResult) => void } = {},
+): Promise<{ points: string[]; results: ScenarioResult[] }> {
+  const { scenarios, points } = await discoverScenarios(clients);
+  const results: ScenarioResult[] = [];
+  const queue = [...scenarios];
+  const workers = Array.from({ length: options.concurrency ?? 4 }, async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const result = await runScenario(clients, next).catch(
+        (error: unknown): ScenarioResult => ({
+          scenario: next as Scenario,
+          lost: ['(scenario failed to run)'],
+          duplicated: [],
+          problems: [String(error)],
+          crashed: false,
+          ms: 0,
+        }),
+      );
+      results.push(result);
+      options.onResult?.(result);
+    }
+  });
+  await Promise.all(workers);
+  return { points, results };
+}
+
+export function summaryLine(results: readonly ScenarioResult[]): string {
+  const lost = results.reduce((n, r) => n + r.lost.length, 0);
+  const duplicated = results.reduce((n, r) => n + r.duplicated.length, 0);
+  return `faults: ${results.length} scenarios, ${lost} lost, ${duplicated} duplicated`;
+}

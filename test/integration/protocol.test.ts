@@ -1,0 +1,224 @@
+import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { afterAll, describe, expect, it } from 'vitest';
+import { pollOnce } from '../../local/poller.ts';
+import { destroyClients } from '../../shared/aws/clients.ts';
+import { UnknownOutcomeError } from '../../shared/errors.ts';
+import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
+import { CommitBatch } from '../../shared/usecases/commit-batch.ts';
+import { testClients } from '../support/aws.ts';
+import { s3Notification } from '../support/events.ts';
+import { Gate } from '../support/gate.ts';
+import { PipelineHarness } from '../support/harness.ts';
+
+const clientSets: ReturnType<typeof testClients>[] = [];
+afterAll(() => clientSets.forEach(destroyClients));
+
+async function harness(leaseSeconds = 2) {
+  const clients = testClients();
+  clientSets.push(clients);
+  return PipelineHarness.create(clients, {
+    config: { tables: [{ name: 'orders', prefix: 'orders/' }], leaseSeconds },
+  });
+}
+
+const keys = (n: number, prefix = 'orders/f') =>
+  Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, '0')}.json`);
+const expectedOf = (list: readonly string[]) => list.map((key) => ({ table: 'orders', key }));
+const clean = { lost: [], duplicated: [], unexpected: [], contiguous: true, headsMatch: true, dlqDepth: 0 };
+
+function sqsEvent(bodies: readonly string[], tag: string): SQSEvent {
+  return {
+    Records: bodies.map((body, i) => ({
+      messageId: `${tag}-${i}`,
+      receiptHandle: `${tag}-${i}`,
+      body,
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(Date.now()),
+        SenderId: 'test',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:ingest',
+      awsRegion: 'us-east-1',
+    })),
+  };
+}
+
+describe('protocol under races and crashes', () => {
+  it('two batchers racing over overlapping events claim each file exactly once', async () => {
+    const h = await harness();
+    const bucket = h.resources.landingBucket;
+    const files = keys(30);
+    const bodyOf = (key: string) => s3Notification({ bucket, key });
+    // A gets files 0-19, B gets 10-29: ten files both see at the same moment.
+    const a = h.batcher()(sqsEvent(files.slice(0, 20).map(bodyOf), 'a'));
+    const b = h.batcher()(sqsEvent(files.slice(10).map(bodyOf), 'b'));
+    const [ra, rb] = await Promise.all([a, b]);
+    // Whatever either had to give back, SQS would deliver again.
+    const failedBodies = [
+      ...ra.batchItemFailures.map((f) => bodyOf(files[Number(f.itemIdentifier.split('-')[1])] as string)),
+      ...rb.batchItemFailures.map((f) =>
+        bodyOf(files[10 + Number(f.itemIdentifier.split('-')[1])] as string),
+      ),
+    ];
+    for (const body of failedBodies) await h.sendEvent(body);
+    await h.runUntilQuiet();
+
+    expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+    expect(h.metrics.totals.get('DuplicatesDropped') ?? 0).toBeGreaterThan(0);
+  });
+
+  it('a stalled batcher whose lease expired is fenced: the takeover wins, the zombie cannot seal', async () => {
+    const h = await harness(1);
+    const bucket = h.resources.landingBucket;
+    const files = keys(5);
+    const event = sqsEvent(
+      files.map((key) => s3Notification({ bucket, key })),
+      'z',
+    );
+    // The zombie claims everything, then stalls before staging its list.
+    const gate = new Gate();
+    const ports = h.ports();
+    const zombie = makeBatcherHandler({
+      ...ports,
+      store: gate.wrap(ports.store, 'putStagedList'),
+      config: h.config,
+      log: h.log,
+      metrics: new MemoryMetrics(),
+      now: h.now,
+    });
+    const zombieRun = zombie(event);
+    await gate.arrived;
+    // Meanwhile its lease runs out and SQS delivers the same events to a healthy batcher.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const rescue = await h.batcher()(
+      sqsEvent(
+        files.map((key) => s3Notification({ bucket, key })),
+        'r',
+      ),
+    );
+    expect(rescue.batchItemFailures).toEqual([]);
+    expect(h.metrics.totals.get('ClaimTakeovers')).toBe(5);
+    // The zombie wakes up, stages, tries to seal: fenced, so it gives every record back.
+    gate.open();
+    const zombieResult = await zombieRun;
+    expect(zombieResult.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(
+      files.map((_, i) => `z-${i}`),
+    );
+    expect(h.logs.some((l) => l.message.startsWith('batch fenced'))).toBe(true);
+    // Its records come back and find the files in the rescuer's sealed batch.
+    for (const key of files) await h.sendEvent(s3Notification({ bucket, key }));
+    await h.runUntilQuiet();
+    expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+  });
+
+  it('a claim left by a batcher that died is taken over after its lease, not before', async () => {
+    const h = await harness(2);
+    const files = keys(4);
+    for (const key of files) await h.put(key);
+    // Dies right after its last claim: no staging, no seal, nothing deleted.
+    const crashed = await h.pollIngest({ point: 'ledger.claimFile', occurrence: 4 });
+    expect(crashed.crashed).toBe(true);
+    // Redelivered while the lease is live: busy, given back to SQS.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const early = await h.pollIngest();
+    expect(early.failed).toBeGreaterThan(0);
+    expect(h.metrics.totals.get('ClaimsBusy')).toBeGreaterThan(0);
+    await h.runUntilQuiet();
+    expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+    expect(h.metrics.totals.get('ClaimTakeovers')).toBe(4);
+  });
+
+  it('a claim whose response was lost (write applied, timeout reported) keeps the whole batch unsealed', async () => {
+    const h = await harness(1);
+    const files = keys(4);
+    for (const key of files) await h.put(key);
+    const ports = h.ports();
+    let calls = 0;
+    const flaky = new Proxy(ports.ledger, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'claimFile') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<typeof target.claimFile>) => {
+          const result = await target.claimFile(...args);
+          calls += 1;
+          if (calls === 2) throw new UnknownOutcomeError('claim file failed: TimeoutError: socket hang up');
+          return result;
+        };
+      },
+    });
+    const handler = makeBatcherHandler({
+      ...ports,
+      ledger: flaky,
+      config: h.config,
+      log: h.log,
+      metrics: h.metrics,
+      now: h.now,
+    });
+    const result = await pollOnce(
+      { client: h.clients.sqs, queueUrl: h.resources.ingestQueue.url, batchSize: 10 },
+      handler,
+    );
+    // Every record that routed a file is given back; nothing was sealed.
+    expect(result.failed).toBe(files.length);
+    expect(await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER)).toEqual([]);
+    expect(h.logs.some((l) => l.message.startsWith('claim outcome unknown'))).toBe(true);
+    await h.runUntilQuiet();
+    expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+  });
+
+  it('a sealed batch whose commit request was lost is committed by redelivery, or by the sweeper', async () => {
+    const h = await harness();
+    const first = keys(3, 'orders/a');
+    for (const key of first) await h.put(key);
+    // Crash after sealing, before the commit request: the redelivered events re-send it.
+    expect((await h.pollIngest({ point: 'commitQueue.requestCommit', when: 'before' })).crashed).toBe(true);
+    await h.runUntilQuiet();
+    expect(await h.verify(expectedOf(first))).toMatchObject(clean);
+
+    // Same crash, but the events never come back (say, an operator purged the queue): the sweeper.
+    const second = keys(3, 'orders/b');
+    for (const key of second) await h.put(key);
+    expect((await h.pollIngest({ point: 'commitQueue.requestCommit', when: 'before' })).crashed).toBe(true);
+    await h.clients.sqs.send(new PurgeQueueCommand({ QueueUrl: h.resources.ingestQueue.url }));
+    expect(await h.ledgerQuiet()).toBe(false);
+    expect(await h.sweep(0)).toEqual({ resent: 1, stalePending: 0 });
+    await h.runUntilQuiet();
+    expect(await h.verify(expectedOf([...first, ...second]))).toMatchObject(clean);
+  });
+
+  it('a version reserved by a committer that died is finished by the next commit, before its own', async () => {
+    const h = await harness();
+    const first = keys(2, 'orders/a');
+    for (const key of first) await h.put(key);
+    await h.pollIngest();
+    // The committer reserves v1 and dies before writing the manifest.
+    expect((await h.pollCommit({ point: 'ledger.reserveVersion' })).crashed).toBe(true);
+    expect((await h.ledger.getTable('orders')).pending?.version).toBe(1);
+
+    // A second batch's commit runs first (the crashed request is still invisible).
+    const second = keys(2, 'orders/b');
+    for (const key of second) await h.put(key);
+    await h.pollIngest();
+    const pending = (await h.ledger.getTable('orders')).pending;
+    const sealed = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
+    const secondBatch = sealed.find((b) => b.batchId !== pending?.batchId);
+    if (!secondBatch) throw new Error('second batch was not sealed');
+    const committer = new CommitBatch({ ...h.ports(), log: h.log, now: h.now });
+    const outcome = await committer.commit('orders', secondBatch.batchId);
+    expect(outcome).toMatchObject({ result: 'committed', version: 2, finishedPending: [1] });
+    // The crashed request comes back later and finds its batch committed.
+    await h.runUntilQuiet();
+
+    const verdict = await h.verify(expectedOf([...first, ...second]));
+    expect(verdict).toMatchObject(clean);
+    expect(verdict.versions.orders).toEqual([1, 2]);
+    const [v1] = await h.manifests('orders');
+    expect(v1?.files.map((f) => f.key)).toEqual(first);
+  });
+});
