@@ -1,0 +1,55 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { z } from 'zod';
+import type { InletStackProps } from './inlet-stack.ts';
+
+/** `cdk.json` context (and `-c key=value` overrides), validated: the deploy-time configuration. */
+const contextSchema = z.object({
+  stackName: z.string().default('Inlet'),
+  tables: z.array(z.object({ name: z.string() }).passthrough()).min(1),
+  landingBucketName: z.string().optional(),
+  eventMode: z.enum(['s3-notifications', 'eventbridge']).optional(),
+  batchSize: z.coerce.number().int().optional(),
+  batchingWindowSeconds: z.coerce.number().optional(),
+  maxConcurrency: z.coerce.number().int().optional(),
+  leaseSeconds: z.coerce.number().int().optional(),
+  removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
+  deletionProtection: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+    .default(true),
+});
+
+export type InletContext = z.infer<typeof contextSchema>;
+
+/** Reads `inlet:*` keys; a value given with `-c` arrives as a string, so JSON is parsed where needed. */
+export function readContext(get: (key: string) => unknown): { stackName: string; props: InletStackProps } {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(contextSchema.shape)) {
+    let value = get(`inlet:${key}`);
+    if (key === 'tables' && typeof value === 'string') value = JSON.parse(value);
+    if (value !== undefined) raw[key] = value;
+  }
+  const parsed = contextSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(
+      `invalid cdk context:\n- ${parsed.error.issues.map((i) => `inlet:${i.path.join('.')}: ${i.message}`).join('\n- ')}`,
+    );
+  }
+  const c = parsed.data;
+  return {
+    stackName: c.stackName,
+    props: {
+      tables: c.tables as unknown as InletStackProps['tables'],
+      landingBucketName: c.landingBucketName,
+      pipeline: {
+        eventMode: c.eventMode,
+        batchSize: c.batchSize,
+        batchingWindow:
+          c.batchingWindowSeconds === undefined ? undefined : Duration.seconds(c.batchingWindowSeconds),
+        maxConcurrency: c.maxConcurrency,
+        leaseDuration: c.leaseSeconds === undefined ? undefined : Duration.seconds(c.leaseSeconds),
+        removalPolicy: c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+        deletionProtection: c.deletionProtection,
+      },
+    },
+  };
+}

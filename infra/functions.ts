@@ -1,0 +1,150 @@
+import { join } from 'node:path';
+import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Architecture, type IFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct, type IConstruct } from 'constructs';
+import { projectRoot } from '../local/paths.ts';
+import type { PipelineConfig } from '../shared/config.ts';
+import type { StatefulResources } from './stateful.ts';
+
+export const METRICS_NAMESPACE = 'Inlet';
+export const SERVICE = {
+  batcher: 'inlet-batcher',
+  committer: 'inlet-committer',
+  sweeper: 'inlet-sweeper',
+} as const;
+
+export interface PipelineFunctionsProps {
+  readonly state: StatefulResources;
+  readonly config: PipelineConfig;
+  readonly eventBus: IEventBus;
+  readonly batchSize: number;
+  readonly batchingWindow: Duration;
+  readonly maxConcurrency: number;
+  readonly batcherTimeout: Duration;
+  readonly committerTimeout: Duration;
+  readonly sweepInterval: Duration;
+  readonly logRetention: RetentionDays;
+}
+
+/** The stateless half: three functions, their event sources, schedule and least-privilege grants. */
+export class PipelineFunctions extends Construct {
+  readonly batcher: NodejsFunction;
+  readonly committer: NodejsFunction;
+  readonly sweeper: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: PipelineFunctionsProps) {
+    super(scope, id);
+    const { state } = props;
+    const environment = {
+      INLET_CONFIG: JSON.stringify(props.config),
+      INLET_LEDGER_TABLE: state.ledger.tableName,
+      INLET_MANIFEST_BUCKET: state.manifestBucket.bucketName,
+      INLET_COMMIT_QUEUE_URL: state.commitQueue.queueUrl,
+      INLET_EVENT_BUS: props.eventBus.eventBusName,
+      INLET_STALE_AFTER_SECONDS: String(props.sweepInterval.toSeconds()),
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+    };
+    const make = (name: keyof typeof SERVICE, memorySize: number, timeout: Duration) =>
+      new NodejsFunction(this, name[0]?.toUpperCase() + name.slice(1), {
+        // From the project root, not this file's folder: the same path works from source and from a build.
+        entry: join(projectRoot, 'functions', `${name}.ts`),
+        projectRoot,
+        depsLockFilePath: join(projectRoot, 'package-lock.json'),
+        runtime: Runtime.NODEJS_22_X,
+        architecture: Architecture.ARM_64,
+        memorySize,
+        timeout,
+        environment: { ...environment, POWERTOOLS_SERVICE_NAME: SERVICE[name] },
+        logGroup: new LogGroup(this, `${name}Logs`, { retention: props.logRetention }),
+        bundling: {
+          format: OutputFormat.ESM,
+          target: 'node22',
+          minify: true,
+          sourceMap: true,
+          // The SDK is bundled (pinned, the version the tests ran), not taken from the runtime.
+          externalModules: [],
+          mainFields: ['module', 'main'],
+          banner:
+            "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
+        },
+      });
+
+    this.batcher = make('batcher', 1024, props.batcherTimeout);
+    this.committer = make('committer', 512, props.committerTimeout);
+    this.sweeper = make('sweeper', 256, Duration.minutes(1));
+
+    this.batcher.addEventSource(
+      new SqsEventSource(state.ingestQueue, {
+        batchSize: props.batchSize,
+        maxBatchingWindow: props.batchSize > 10 ? props.batchingWindow : undefined,
+        reportBatchItemFailures: true,
+        // MaximumConcurrency, never reserved concurrency: reserved + SQS throttles messages into the DLQ.
+        maxConcurrency: props.maxConcurrency,
+      }),
+    );
+    this.committer.addEventSource(
+      new SqsEventSource(state.commitQueue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: 2,
+      }),
+    );
+    new Rule(this, 'SweepSchedule', {
+      schedule: Schedule.rate(props.sweepInterval),
+      targets: [new LambdaFunction(this.sweeper, { retryAttempts: 2 })],
+    });
+
+    const ledgerArn = state.ledger.tableArn;
+    const allow = (fn: IFunction, actions: string[], resources: string[]) =>
+      fn.addToRolePolicy(new PolicyStatement({ actions, resources }));
+    // Batcher: claim, owner look-up, takeover transaction, seal, quarantine; stage lists; request commits.
+    allow(this.batcher, ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem'], [ledgerArn]);
+    allow(this.batcher, ['s3:PutObject'], [state.manifestBucket.arnForObjects('_staging/*')]);
+    state.commitQueue.grantSendMessages(this.batcher);
+    // Committer: batch/table reads, reservation and commit transactions; staged lists and manifests; events.
+    allow(
+      this.committer,
+      ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+      [ledgerArn],
+    );
+    allow(this.committer, ['s3:GetObject'], [state.manifestBucket.arnForObjects('_staging/*')]);
+    allow(
+      this.committer,
+      ['s3:PutObject', 's3:GetObject'],
+      [state.manifestBucket.arnForObjects('*/_manifests/*')],
+    );
+    props.eventBus.grantPutEventsTo(this.committer);
+    // Sweeper: the sealed index and table heads; re-requests commits.
+    allow(this.sweeper, ['dynamodb:Query'], [`${ledgerArn}/index/*`]);
+    allow(this.sweeper, ['dynamodb:GetItem'], [ledgerArn]);
+    state.commitQueue.grantSendMessages(this.sweeper);
+
+    // The object-prefix and index wildcards above are the narrowest scopes S3 and DynamoDB offer.
+    const ref = (resource: IConstruct) =>
+      Stack.of(this).resolve((resource.node.defaultChild as CfnElement).logicalId) as string;
+    const manifests = ref(state.manifestBucket);
+    const staging = `<${manifests}.Arn>/_staging/*`;
+    const manifestObjects = `<${manifests}.Arn>/*/_manifests/*`;
+    const index = `<${ref(state.ledger)}.Arn>/index/*`;
+    for (const [fn, resources] of [
+      [this.batcher, [staging]],
+      [this.committer, [staging, manifestObjects]],
+      [this.sweeper, [index]],
+    ] as const) {
+      for (const resource of resources) {
+        Validations.of(fn).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::${resource}]`,
+          reason:
+            "Objects under one prefix (staged lists, manifests) or the ledger's one index: the narrowest scope the service offers.",
+        });
+      }
+    }
+  }
+}

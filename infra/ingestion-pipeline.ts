@@ -1,0 +1,106 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
+import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { DEFAULT_IGNORE_GLOBS, type PipelineConfig, parsePipelineConfig } from '../shared/config.ts';
+import { PipelineFunctions } from './functions.ts';
+import { Monitoring } from './monitoring.ts';
+import {
+  type EventMode,
+  type IngestionPipelineProps,
+  notificationPrefixes,
+  toTableConfigs,
+  validatePipelineProps,
+} from './props.ts';
+import { StatefulResources } from './stateful.ts';
+
+/**
+ * Exactly-once ingestion of S3 files into versioned manifests: landing bucket -> ingest queue -> batcher
+ * (DynamoDB claim ledger) -> FIFO commit queue -> committer -> `<table>/_manifests/<version>.json`.
+ * @example
+ * new IngestionPipeline(this, 'Inlet', { tables: [{ name: 'orders', prefix: 'orders/' }] });
+ */
+export class IngestionPipeline extends Construct {
+  readonly state: StatefulResources;
+  readonly functions: PipelineFunctions;
+  readonly monitoring: Monitoring;
+  readonly alarmTopic: ITopic;
+  readonly eventBus: IEventBus;
+  readonly eventMode: EventMode;
+  readonly config: PipelineConfig;
+
+  constructor(scope: Construct, id: string, props: IngestionPipelineProps) {
+    super(scope, id);
+    const problems = validatePipelineProps(props);
+    if (problems.length > 0)
+      throw new Error(`IngestionPipeline '${id}' has invalid props:\n- ${problems.join('\n- ')}`);
+
+    const batcherTimeout = props.batcherTimeout ?? Duration.minutes(5);
+    const committerTimeout = Duration.minutes(1);
+    const lease = props.leaseDuration ?? Duration.minutes(10);
+    this.config = parsePipelineConfig({
+      tables: toTableConfigs(props.tables),
+      ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULT_IGNORE_GLOBS)],
+      leaseSeconds: lease.toSeconds(),
+    });
+    this.state = new StatefulResources(this, 'State', {
+      landingBucket: props.landingBucket,
+      manifestBucket: props.manifestBucket,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      deletionProtection: props.deletionProtection ?? true,
+      batcherTimeout,
+      committerTimeout,
+    });
+    this.eventBus = props.eventBus ?? EventBus.fromEventBusName(this, 'DefaultBus', 'default');
+    this.alarmTopic = props.alarmTopic ?? new Topic(this, 'Alarms', { enforceSSL: true });
+    this.functions = new PipelineFunctions(this, 'Functions', {
+      state: this.state,
+      config: this.config,
+      eventBus: this.eventBus,
+      batchSize: props.batchSize ?? 1000,
+      batchingWindow: props.batchingWindow ?? Duration.seconds(20),
+      maxConcurrency: props.maxConcurrency ?? 20,
+      batcherTimeout,
+      committerTimeout,
+      sweepInterval: props.sweepInterval ?? Duration.minutes(5),
+      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+    });
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      state: this.state,
+      alarmTopic: this.alarmTopic,
+      maxMessageAge: props.maxMessageAge ?? Duration.minutes(15),
+    });
+
+    const imported = props.landingBucket !== undefined;
+    this.eventMode = props.eventMode ?? (imported ? 'eventbridge' : 's3-notifications');
+    const prefixes = notificationPrefixes(props.tables);
+    if (this.eventMode === 's3-notifications') {
+      const destination = new SqsDestination(this.state.ingestQueue);
+      for (const prefix of prefixes) {
+        this.state.landingBucket.addEventNotification(
+          EventType.OBJECT_CREATED,
+          destination,
+          ...(prefix ? [{ prefix }] : []),
+        );
+      }
+    } else {
+      if (this.state.landingBucket instanceof Bucket)
+        this.state.landingBucket.enableEventBridgeNotification();
+      new Rule(this, 'ObjectCreated', {
+        eventPattern: {
+          source: ['aws.s3'],
+          detailType: ['Object Created'],
+          detail: {
+            bucket: { name: [this.state.landingBucket.bucketName] },
+            ...(prefixes[0] === '' ? {} : { object: { key: prefixes.map((prefix) => ({ prefix })) } }),
+          },
+        },
+        targets: [new SqsQueue(this.state.ingestQueue)],
+      });
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { type TableConfig, tableConfigSchema } from '../shared/config.ts';
+
+export type EventMode = 's3-notifications' | 'eventbridge';
+
+/** One target table: its files, by bucket key filters. */
+export interface InletTableProps {
+  /** Manifest prefix and ledger namespace: 1-63 of a-z, 0-9, _ and -. */
+  readonly name: string;
+  /** @default '' (the whole bucket) */
+  readonly prefix?: string;
+  /** @default no suffix filter */
+  readonly suffix?: string;
+  /** picomatch glob over the whole key. @default no glob filter */
+  readonly glob?: string;
+  /** A rewritten object (new versionId / eTag) is a new file. @default false */
+  readonly allowOverwrites?: boolean;
+}
+
+export interface IngestionPipelineProps {
+  /** The bucket files land in. @default a new bucket (encrypted, SSL only, no public access) */
+  readonly landingBucket?: IBucket;
+  /** The tables to ingest into; a file may match several. */
+  readonly tables: readonly InletTableProps[];
+  /**
+   * How S3 events reach the ingest queue. `eventbridge` needs EventBridge notifications turned on for the
+   * bucket, and avoids CDK's bucket-notification custom resource (it rewrites an imported bucket's whole
+   * notification configuration and S3 rejects overlapping prefixes).
+   * @default 's3-notifications' for a created bucket, 'eventbridge' for an imported one
+   */
+  readonly eventMode?: EventMode;
+  /** Lambda batch size for the batcher, 1-10,000. @default 1000 */
+  readonly batchSize?: number;
+  /** Lambda batching window, up to 5 minutes; required above 10 records. @default Duration.seconds(20) */
+  readonly batchingWindow?: Duration;
+  /** Most concurrent batcher invocations (SQS MaximumConcurrency), 2-1000. @default 20 */
+  readonly maxConcurrency?: number;
+  /** How long a claim blocks other batchers; must exceed the batcher timeout. @default Duration.minutes(10) */
+  readonly leaseDuration?: Duration;
+  /** Batcher timeout. @default Duration.minutes(5) */
+  readonly batcherTimeout?: Duration;
+  /** Where manifests and staged lists go. @default a new versioned bucket */
+  readonly manifestBucket?: IBucket;
+  /** For the ledger and created buckets. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** DynamoDB deletion protection on the ledger. @default true */
+  readonly deletionProtection?: boolean;
+  /** Where alarms go. @default a new SNS topic */
+  readonly alarmTopic?: ITopic;
+  /** Lambda log retention. @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /** Bus for `BatchCommitted` events. @default the account's default bus */
+  readonly eventBus?: IEventBus;
+  /** How often the sweeper looks for stalled batches and reservations. @default Duration.minutes(5) */
+  readonly sweepInterval?: Duration;
+  /** Keys never ingested. @default ['**\/_temporary/**', '**\/*.tmp', '**\/.*'] */
+  readonly ignoreGlobs?: readonly string[];
+  /** Alarm when the oldest ingest message is older than this. @default Duration.minutes(15) */
+  readonly maxMessageAge?: Duration;
+}
+
+/** Every problem with the props, at once (empty when they are fine). */
+export function validatePipelineProps(props: IngestionPipelineProps): string[] {
+  const problems: string[] = [];
+  if (props.tables.length === 0) problems.push('tables: at least one table is required');
+  const names = new Set<string>();
+  props.tables.forEach((table, i) => {
+    const parsed = tableConfigSchema.safeParse(table);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues)
+        problems.push(`tables[${i}].${issue.path.join('.')}: ${issue.message}`);
+    }
+    if (names.has(table.name)) problems.push(`tables[${i}].name: duplicate table name '${table.name}'`);
+    names.add(table.name);
+  });
+  const batchSize = props.batchSize ?? 1000;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
+    problems.push('batchSize: must be 1-10,000');
+  const windowSeconds = props.batchingWindow?.toSeconds() ?? 20;
+  if (windowSeconds > 300) problems.push('batchingWindow: at most 5 minutes');
+  if (batchSize > 10 && windowSeconds < 1)
+    problems.push('batchingWindow: Lambda requires at least 1 second when batchSize > 10');
+  const maxConcurrency = props.maxConcurrency ?? 20;
+  if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
+    problems.push('maxConcurrency: must be 2-1000 (SQS event source MaximumConcurrency)');
+  }
+  const timeout = props.batcherTimeout?.toSeconds() ?? 300;
+  if (timeout > 900) problems.push('batcherTimeout: at most 15 minutes');
+  const lease = props.leaseDuration?.toSeconds() ?? 600;
+  if (lease <= timeout)
+    problems.push(
+      `leaseDuration (${lease}s) must exceed batcherTimeout (${timeout}s), or live batchers get fenced`,
+    );
+  return problems;
+}
+
+export function toTableConfigs(tables: readonly InletTableProps[]): TableConfig[] {
+  return tables.map((t) => tableConfigSchema.parse(t));
+}
+
+/**
+ * The fewest S3 notification prefixes that cover every table: S3 rejects overlapping prefixes for one event
+ * type, so 'a/' and 'a/b/' become 'a/', and any table on the whole bucket makes it one unfiltered rule.
+ */
+export function notificationPrefixes(tables: readonly { readonly prefix?: string }[]): string[] {
+  const prefixes = [...new Set(tables.map((t) => t.prefix ?? ''))].sort();
+  if (prefixes.includes('')) return [''];
+  return prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => p.startsWith(q)));
+}
