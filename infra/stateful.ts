@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -17,7 +17,7 @@ export interface StatefulResourcesProps {
 
 /** The pipeline's state: everything here survives a redeploy of the functions. */
 export class StatefulResources extends Construct {
-  readonly ledger: TableV2;
+  readonly ledger: Table;
   readonly landingBucket: IBucket;
   readonly manifestBucket: IBucket;
   readonly ingestQueue: Queue;
@@ -27,22 +27,21 @@ export class StatefulResources extends Construct {
 
   constructor(scope: Construct, id: string, props: StatefulResourcesProps) {
     super(scope, id);
-    this.ledger = new TableV2(this, 'Ledger', {
+    // AWS::DynamoDB::Table rather than GlobalTable: single-region, and the emulator's CloudFormation creates it.
+    this.ledger = new Table(this, 'Ledger', {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
       sortKey: { name: 'sk', type: AttributeType.STRING },
-      billing: Billing.onDemand(),
+      billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryptionV2.awsManagedKey(),
+      encryption: TableEncryption.AWS_MANAGED,
       deletionProtection: props.deletionProtection,
       removalPolicy: props.removalPolicy,
-      // Sparse: only SEALED, uncommitted batch items carry the key, never file claims (I4).
-      globalSecondaryIndexes: [
-        {
-          indexName: SEALED_INDEX.name,
-          partitionKey: { name: SEALED_INDEX.partitionKey, type: AttributeType.STRING },
-          sortKey: { name: SEALED_INDEX.sortKey, type: AttributeType.NUMBER },
-        },
-      ],
+    });
+    // Sparse: only SEALED, uncommitted batch items carry the key, never file claims (I4).
+    this.ledger.addGlobalSecondaryIndex({
+      indexName: SEALED_INDEX.name,
+      partitionKey: { name: SEALED_INDEX.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: SEALED_INDEX.sortKey, type: AttributeType.NUMBER },
     });
 
     const autoDelete = props.removalPolicy === RemovalPolicy.DESTROY;

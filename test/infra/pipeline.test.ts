@@ -83,19 +83,15 @@ describe('IngestionPipeline', () => {
   });
 
   it('keeps the ledger on demand, encrypted, recoverable, protected, with only the sparse batch index', () => {
-    t.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+    t.hasResourceProperties('AWS::DynamoDB::Table', {
       BillingMode: 'PAY_PER_REQUEST',
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
       SSESpecification: { SSEEnabled: true },
-      Replicas: [
-        Match.objectLike({
-          DeletionProtectionEnabled: true,
-          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-        }),
-      ],
+      DeletionProtectionEnabled: true,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       GlobalSecondaryIndexes: [
         Match.objectLike({
           IndexName: 'sealed',
@@ -106,7 +102,7 @@ describe('IngestionPipeline', () => {
         }),
       ],
     });
-    t.hasResource('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Retain' });
+    t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
   });
 
   it('versions the manifest bucket, blocks public access, expires staged lists', () => {

@@ -1,0 +1,174 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CreateStackCommand,
+  DescribeStackResourcesCommand,
+  DescribeStacksCommand,
+} from '@aws-sdk/client-cloudformation';
+import {
+  CreateBucketCommand,
+  PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import type { CfnTemplate, SynthesizedStack } from './synth.ts';
+import { ensureVenv } from './venv.ts';
+
+const ACCOUNT = '123456789012';
+
+export interface EmulatorDeployment {
+  readonly stackName: string;
+  /** Stack outputs by name. */
+  readonly outputs: Record<string, string>;
+  /** logical id -> physical id */
+  readonly resources: Record<string, string>;
+  /** Custom resources the emulator cannot run, and what was done instead. */
+  readonly replaced: string[];
+  /** `Type` of each resource the emulator's CloudFormation did not create (it skips types it lacks). */
+  readonly skipped: string[];
+}
+
+/**
+ * What the emulator's CloudFormation needs changed, and nothing else:
+ * - custom resources come out (their handler is a Lambda moto cannot invoke); the bucket-notification ones
+ *   are applied with the S3 API after the stack, from the same properties;
+ * - FIFO queues get an explicit `<stack>-<logical id>.fifo` name (AWS appends `.fifo` to generated names,
+ *   moto does not and then rejects the queue).
+ */
+export function adaptForEmulator(
+  template: CfnTemplate,
+  stackName: string,
+): { template: CfnTemplate; custom: Record<string, CfnTemplate['Resources'][string]> } {
+  const custom: Record<string, CfnTemplate['Resources'][string]> = {};
+  const resources: CfnTemplate['Resources'] = {};
+  for (const [id, resource] of Object.entries(template.Resources)) {
+    if (resource.Type.startsWith('Custom::')) {
+      custom[id] = resource;
+      continue;
+    }
+    const properties = resource.Properties ?? {};
+    if (resource.Type === 'AWS::SQS::Queue' && properties.FifoQueue && !properties.QueueName) {
+      resource.Properties = { ...properties, QueueName: `${`${stackName}-${id}`.slice(0, 75)}.fifo` };
+    }
+    resources[id] = resource;
+  }
+  for (const resource of Object.values(resources)) {
+    if (resource.DependsOn) {
+      const kept = [resource.DependsOn].flat().filter((d) => !(d in custom));
+      resource.DependsOn = kept.length > 0 ? kept : undefined;
+      if (!resource.DependsOn) delete resource.DependsOn;
+    }
+  }
+  return { template: { ...template, Resources: resources }, custom };
+}
+
+async function uploadAssets(clients: AwsClients, stack: SynthesizedStack, region: string): Promise<void> {
+  const python = await ensureVenv();
+  const work = mkdtempSync(join(tmpdir(), 'inlet-assets-'));
+  const buckets = new Set<string>();
+  for (const asset of stack.assets) {
+    const bucket = asset.bucketName.replace('${AWS::AccountId}', ACCOUNT).replace('${AWS::Region}', region);
+    if (!buckets.has(bucket)) {
+      await clients.s3.send(new CreateBucketCommand({ Bucket: bucket })).catch(() => undefined);
+      buckets.add(bucket);
+    }
+    let body: Buffer;
+    if (asset.packaging === 'zip') {
+      const base = join(work, asset.objectKey.replace(/\.zip$/, ''));
+      const zipped = spawnSync(python, [
+        '-c',
+        'import shutil,sys; shutil.make_archive(sys.argv[1], "zip", sys.argv[2])',
+        base,
+        asset.path,
+      ]);
+      if (zipped.status !== 0) throw new Error(`could not zip asset ${asset.path}: ${zipped.stderr}`);
+      body = readFileSync(`${base}.zip`);
+    } else {
+      body = readFileSync(asset.path);
+    }
+    await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: asset.objectKey, Body: body }));
+  }
+}
+
+/** Creates the synthesized stack in the emulator's CloudFormation and waits for it. */
+export async function deployToEmulator(
+  clients: AwsClients,
+  stack: SynthesizedStack,
+  region = 'us-east-1',
+): Promise<EmulatorDeployment> {
+  await uploadAssets(clients, stack, region);
+  const { template, custom } = adaptForEmulator(structuredClone(stack.template), stack.stackName);
+  await clients.cloudformation.send(
+    new CreateStackCommand({
+      StackName: stack.stackName,
+      TemplateBody: JSON.stringify(template),
+      Capabilities: ['CAPABILITY_IAM', 'CAPABILITY_NAMED_IAM'],
+    }),
+  );
+  let status = 'CREATE_IN_PROGRESS';
+  let outputs: Record<string, string> = {};
+  for (let i = 0; i < 120 && status.endsWith('IN_PROGRESS'); i++) {
+    const { Stacks } = await clients.cloudformation.send(
+      new DescribeStacksCommand({ StackName: stack.stackName }),
+    );
+    status = Stacks?.[0]?.StackStatus ?? 'UNKNOWN';
+    outputs = Object.fromEntries(
+      (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
+    );
+    if (status.endsWith('IN_PROGRESS')) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  if (status !== 'CREATE_COMPLETE') throw new Error(`stack ${stack.stackName} ended ${status}`);
+  const { StackResources } = await clients.cloudformation.send(
+    new DescribeStackResourcesCommand({ StackName: stack.stackName }),
+  );
+  const resources = Object.fromEntries(
+    (StackResources ?? []).map((r) => [r.LogicalResourceId ?? '', r.PhysicalResourceId ?? '']),
+  );
+
+  const replaced: string[] = [];
+  for (const [id, resource] of Object.entries(custom)) {
+    if (resource.Type !== 'Custom::S3BucketNotifications') {
+      replaced.push(`${id} (${resource.Type}): skipped, not needed in the emulator`);
+      continue;
+    }
+    const resolve = async (value: unknown): Promise<unknown> => {
+      if (Array.isArray(value)) return Promise.all(value.map(resolve));
+      if (value && typeof value === 'object') {
+        const object = value as Record<string, unknown>;
+        if ('Ref' in object) return resources[object.Ref as string];
+        if ('Fn::GetAtt' in object) {
+          const [logical, attribute] = object['Fn::GetAtt'] as [string, string];
+          const physical = resources[logical] ?? '';
+          if (attribute === 'Arn' && physical.startsWith('http')) {
+            const { Attributes } = await clients.sqs.send(
+              new GetQueueAttributesCommand({ QueueUrl: physical, AttributeNames: ['QueueArn'] }),
+            );
+            return Attributes?.QueueArn;
+          }
+          throw new Error(`cannot resolve Fn::GetAtt ${logical}.${attribute} for ${id}`);
+        }
+        return Object.fromEntries(
+          await Promise.all(Object.entries(object).map(async ([k, v]) => [k, await resolve(v)])),
+        );
+      }
+      return value;
+    };
+    await clients.s3.send(
+      new PutBucketNotificationConfigurationCommand({
+        Bucket: (await resolve(resource.Properties?.BucketName)) as string,
+        NotificationConfiguration: (await resolve(resource.Properties?.NotificationConfiguration)) as Record<
+          string,
+          unknown
+        >,
+      }),
+    );
+    replaced.push(`${id} (${resource.Type}): applied with PutBucketNotificationConfiguration`);
+  }
+  const skipped = Object.entries(template.Resources)
+    .filter(([id]) => !(id in resources))
+    .map(([, resource]) => resource.Type);
+  return { stackName: stack.stackName, outputs, resources, replaced, skipped: [...new Set(skipped)].sort() };
+}

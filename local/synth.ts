@@ -1,0 +1,74 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, DefaultStackSynthesizer } from 'aws-cdk-lib';
+import { readContext } from '../infra/context.ts';
+import { InletStack } from '../infra/inlet-stack.ts';
+import { projectRoot } from './paths.ts';
+
+export interface CfnTemplate {
+  Resources: Record<
+    string,
+    { Type: string; Properties?: Record<string, unknown>; DependsOn?: string | string[] }
+  >;
+  Outputs?: Record<string, { Value: unknown }>;
+  Parameters?: Record<string, unknown>;
+  Rules?: Record<string, unknown>;
+}
+
+export interface FileAsset {
+  /** Directory (or file) the asset was built into. */
+  readonly path: string;
+  readonly packaging: 'zip' | 'file';
+  /** Bucket name with `${AWS::AccountId}` / `${AWS::Region}` placeholders, as the template refers to it. */
+  readonly bucketName: string;
+  readonly objectKey: string;
+}
+
+export interface SynthesizedStack {
+  readonly stackName: string;
+  readonly template: CfnTemplate;
+  readonly assets: readonly FileAsset[];
+}
+
+/**
+ * Synthesizes the Inlet stack in-process from cdk.json's context (plus overrides): the one definition both
+ * `cdk deploy` and local mode use. No bootstrap-version rule (an emulator has no SSM bootstrap parameter).
+ */
+export function synthesizeInletStack(
+  overrides: Record<string, unknown> = {},
+  options: { bundle?: boolean } = {},
+): SynthesizedStack {
+  const cdkJson = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+  const context: Record<string, unknown> = { ...cdkJson.context, ...overrides };
+  if (options.bundle === false) context['aws:cdk:bundling-stacks'] = [];
+  const outdir = mkdtempSync(join(tmpdir(), 'inlet-cdk-'));
+  const app = new App({ context, outdir });
+  const { stackName, props } = readContext((key) => app.node.tryGetContext(key));
+  new InletStack(app, stackName, {
+    ...props,
+    synthesizer: new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }),
+  });
+  const assembly = app.synth();
+  const artifact = assembly.getStackByName(stackName);
+  const manifest = JSON.parse(readFileSync(join(outdir, `${stackName}.assets.json`), 'utf8')) as {
+    files: Record<
+      string,
+      {
+        source: { path: string; packaging: 'zip' | 'file' };
+        destinations: Record<string, { bucketName: string; objectKey: string }>;
+      }
+    >;
+  };
+  const assets: FileAsset[] = Object.values(manifest.files).flatMap((file) =>
+    Object.values(file.destinations).map((d) => ({
+      path: join(outdir, file.source.path),
+      packaging: file.source.packaging,
+      bucketName: d.bucketName,
+      objectKey: d.objectKey,
+    })),
+  );
+  return { stackName, template: artifact.template as CfnTemplate, assets };
+}
