@@ -70,9 +70,14 @@ async function uploadAssets(clients: AwsClients, stack: SynthesizedStack, region
   const work = mkdtempSync(join(tmpdir(), 'inlet-assets-'));
   const buckets = new Set<string>();
   for (const asset of stack.assets) {
-    const bucket = asset.bucketName.replace('${AWS::AccountId}', ACCOUNT).replace('${AWS::Region}', region);
+    const bucket = asset.bucketName
+      .replace(/\$\{AWS::AccountId\}/, ACCOUNT)
+      .replace(/\$\{AWS::Region\}/, region);
     if (!buckets.has(bucket)) {
-      await clients.s3.send(new CreateBucketCommand({ Bucket: bucket })).catch(() => undefined);
+      // The bootstrap bucket `cdk bootstrap` would have made; a second deployment finds it there.
+      await clients.s3.send(new CreateBucketCommand({ Bucket: bucket })).catch((error: Error) => {
+        if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
+      });
       buckets.add(bucket);
     }
     let body: Buffer;
