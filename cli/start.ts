@@ -1,15 +1,133 @@
-// `npm start`: the local pipeline. For now it starts the emulator and prints its endpoint; the local-mode
-// issue replaces this with resources, pollers and the real handlers.
-import { startEmulator } from '../local/emulator.ts';
+// `npm start`: the whole pipeline on this machine, against the local emulator, with the real handlers.
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { OUTPUTS } from '../infra/inlet-stack.ts';
+import { type DemoPlan, runDemo } from '../local/demo.ts';
+import { bringUpLocalStack } from '../local/local-stack.ts';
+import { LocalRunner } from '../local/runner.ts';
+import { ensureBackgroundEmulator, stateDir, writeLocalConfig } from '../local/state.ts';
+import { committedFiles, recentDays } from '../local/summary.ts';
+import { createClients } from '../shared/aws/clients.ts';
+import { DEFAULT_EMULATOR_REGION, emulatorTarget } from '../shared/aws/target.ts';
 
-const port = Number(process.env.INLET_EMULATOR_PORT ?? 0);
-const emulator = await startEmulator({ port });
-console.log(`moto server: ${emulator.endpoint} (pid ${emulator.pid}); Ctrl-C stops it`);
-console.log(`export INLET_AWS_ENDPOINT=${emulator.endpoint}`);
-const stop = async () => {
-  await emulator.stop();
+const program = new Command('npm start --')
+  .description('Run the Inlet pipeline locally: emulator, resources from the CDK stack, the real handlers.')
+  .option('--demo', 'upload demo files (duplicates, awkward keys, temp files) and a few bad messages')
+  .option('--available-now', 'ingest until nothing is pending, print a JSON summary as the last line, exit')
+  .option('--endpoint <url>', 'use an emulator that is already running (default: a background one, reused)')
+  .option('--files-per-table <n>', 'demo files per table', (v) => Number.parseInt(v, 10), 20)
+  .option('--no-view', 'no live status line')
+  .parse();
+const opts = program.opts<{
+  demo?: boolean;
+  availableNow?: boolean;
+  endpoint?: string;
+  filesPerTable: number;
+  view: boolean;
+}>();
+
+const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
+const region = process.env.AWS_REGION ?? DEFAULT_EMULATOR_REGION;
+const emulator = opts.endpoint ? { endpoint: opts.endpoint, reused: true } : await ensureBackgroundEmulator();
+say(`emulator ${emulator.endpoint}${emulator.reused ? ' (reused)' : ''}`);
+const clients = createClients(emulatorTarget(emulator.endpoint, region));
+const stack = await bringUpLocalStack(clients);
+say(
+  `stack ${stack.stackName} ${stack.created ? 'deployed from the synthesized template' : 'found (resuming)'}`,
+);
+const o = stack.outputs;
+writeLocalConfig({
+  endpoint: emulator.endpoint,
+  region,
+  landingBucket: o[OUTPUTS.landingBucket] ?? '',
+  manifestBucket: o[OUTPUTS.manifestBucket] ?? '',
+  ledgerTable: o[OUTPUTS.ledgerTable] ?? '',
+  ingestQueueUrl: o[OUTPUTS.ingestQueueUrl] ?? '',
+  tables: stack.tables,
+  stackName: stack.stackName,
+  ingestDlqUrl: o[OUTPUTS.ingestDlqUrl] ?? '',
+  commitQueueUrl: o[OUTPUTS.commitQueueUrl] ?? '',
+  commitDlqUrl: o[OUTPUTS.commitDlqUrl] ?? '',
+});
+say(
+  `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,
+);
+
+const runner = new LocalRunner({
+  clients,
+  stack,
+  endpoint: emulator.endpoint,
+  region,
+  logFile: join(stateDir, 'pipeline.log'),
+});
+const baseline = {
+  committed: await committedFiles(runner.store, stack.tables),
+  quarantined: (await runner.ledger.listQuarantine(recentDays(2))).length,
+};
+runner.start();
+let plan: DemoPlan | undefined;
+if (opts.demo) {
+  plan = await runDemo(clients, stack, opts.filesPerTable);
+  say(
+    `demo: ${plan.files} files, ${plan.duplicateUploads} re-uploads, ${plan.skipped} skipped uploads, ${plan.badInputs} bad messages`,
+  );
+}
+
+const total = (name: string) => runner.metrics.totals.get(name) ?? 0;
+const live = process.stderr.isTTY && opts.view;
+let lastPrinted = 0;
+async function view(): Promise<void> {
+  if (!opts.view) return;
+  if (!live && Date.now() - lastPrinted < 5_000) return;
+  lastPrinted = Date.now();
+  const d = await runner.depths();
+  const line =
+    `arrived ${total('FilesClaimed') + total('DuplicatesDropped') + total('FilesSkipped')} | claimed ${total('FilesClaimed')} | ` +
+    `duplicates ${total('DuplicatesDropped')} | committed ${total('FilesCommitted')} | versions ${total('VersionsCommitted')} | ` +
+    `quarantined ${total('EventsQuarantined')} | queued ${d.ingest} | DLQ ${d.ingestDlq + d.commitDlq}`;
+  process.stderr.write(live ? `\r\x1b[K${line}` : `${line}\n`);
+}
+
+if (opts.availableNow) {
+  await runner.untilQuiet(view);
+  await runner.stop();
+  if (live) process.stderr.write('\n');
+  const now = await committedFiles(runner.store, stack.tables);
+  const quarantinedNow = (await runner.ledger.listQuarantine(recentDays(2))).length;
+  const committed = now.files - baseline.committed.files;
+  const quarantined = quarantinedNow - baseline.quarantined;
+  const files = plan ? plan.files + plan.badInputs : committed + quarantined;
+  const versionsOk = await Promise.all(
+    stack.tables.map(async (t) =>
+      (await runner.store.listManifestVersions(t.name)).every((v, i) => v === i + 1),
+    ),
+  );
+  const summary = {
+    files,
+    committed,
+    duplicatesDropped: total('DuplicatesDropped'),
+    versions: now.versions,
+    quarantined,
+  };
+  const ok = committed + quarantined === files && versionsOk.every(Boolean);
+  if (!ok)
+    say(
+      `MISMATCH: committed ${committed} + quarantined ${quarantined} != files ${files}, or versions not contiguous`,
+    );
+  say(`done. The emulator keeps running with the data: npx inlet status | npx inlet down stops it`);
+  console.log(JSON.stringify(summary));
+  process.exit(ok ? 0 : 1);
+}
+
+say('running; drop files into the landing bucket (npx inlet put FILE --table T); Ctrl-C stops the pipeline');
+const timer = setInterval(() => void view().catch(() => undefined), 500);
+const shutdown = async () => {
+  clearInterval(timer);
+  if (live) process.stderr.write('\n');
+  say('stopping: finishing the invocations in flight');
+  await runner.stop();
+  say(`stopped. The emulator keeps the data at ${emulator.endpoint}; npx inlet down stops it`);
   process.exit(0);
 };
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
-setInterval(() => {}, 1 << 30);
+process.once('SIGINT', () => void shutdown());
+process.once('SIGTERM', () => void shutdown());

@@ -12,6 +12,9 @@ const contextSchema = z.object({
   batchingWindowSeconds: z.coerce.number().optional(),
   maxConcurrency: z.coerce.number().int().optional(),
   leaseSeconds: z.coerce.number().int().optional(),
+  batcherTimeoutSeconds: z.coerce.number().int().optional(),
+  committerTimeoutSeconds: z.coerce.number().int().optional(),
+  sweepIntervalSeconds: z.coerce.number().int().optional(),
   removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
   deletionProtection: z
     .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
@@ -47,6 +50,12 @@ export function readContext(get: (key: string) => unknown): { stackName: string;
           c.batchingWindowSeconds === undefined ? undefined : Duration.seconds(c.batchingWindowSeconds),
         maxConcurrency: c.maxConcurrency,
         leaseDuration: c.leaseSeconds === undefined ? undefined : Duration.seconds(c.leaseSeconds),
+        batcherTimeout:
+          c.batcherTimeoutSeconds === undefined ? undefined : Duration.seconds(c.batcherTimeoutSeconds),
+        committerTimeout:
+          c.committerTimeoutSeconds === undefined ? undefined : Duration.seconds(c.committerTimeoutSeconds),
+        sweepInterval:
+          c.sweepIntervalSeconds === undefined ? undefined : Duration.seconds(c.sweepIntervalSeconds),
         removalPolicy: c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
         deletionProtection: c.deletionProtection,
       },

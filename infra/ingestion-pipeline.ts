@@ -40,7 +40,7 @@ export class IngestionPipeline extends Construct {
       throw new Error(`IngestionPipeline '${id}' has invalid props:\n- ${problems.join('\n- ')}`);
 
     const batcherTimeout = props.batcherTimeout ?? Duration.minutes(5);
-    const committerTimeout = Duration.minutes(1);
+    const committerTimeout = props.committerTimeout ?? Duration.minutes(1);
     const lease = props.leaseDuration ?? Duration.minutes(10);
     this.config = parsePipelineConfig({
       tables: toTableConfigs(props.tables),

@@ -43,6 +43,8 @@ export interface IngestionPipelineProps {
   readonly leaseDuration?: Duration;
   /** Batcher timeout. @default Duration.minutes(5) */
   readonly batcherTimeout?: Duration;
+  /** Committer timeout; the commit queue's visibility timeout is 6x. @default Duration.minutes(1) */
+  readonly committerTimeout?: Duration;
   /** Where manifests and staged lists go. @default a new versioned bucket */
   readonly manifestBucket?: IBucket;
   /** For the ledger and created buckets. @default RemovalPolicy.RETAIN */
@@ -90,6 +92,8 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   }
   const timeout = props.batcherTimeout?.toSeconds() ?? 300;
   if (timeout > 900) problems.push('batcherTimeout: at most 15 minutes');
+  if ((props.committerTimeout?.toSeconds() ?? 60) > 900)
+    problems.push('committerTimeout: at most 15 minutes');
   const lease = props.leaseDuration?.toSeconds() ?? 600;
   if (lease <= timeout)
     problems.push(

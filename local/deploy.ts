@@ -36,16 +36,20 @@ export interface EmulatorDeployment {
  * - custom resources come out (their handler is a Lambda moto cannot invoke); the bucket-notification ones
  *   are applied with the S3 API after the stack, from the same properties;
  * - FIFO queues get an explicit `<stack>-<logical id>.fifo` name (AWS appends `.fifo` to generated names,
- *   moto does not and then rejects the queue).
+ *   moto does not and then rejects the queue);
+ * - Lambda event source mappings come out: moto would consume the queues itself, try to run the function in
+ *   Docker and lose the messages. Here the local runner is the event source mapping (local/runner.ts), with
+ *   the settings read from these same resources.
  */
 export function adaptForEmulator(
   template: CfnTemplate,
   stackName: string,
 ): { template: CfnTemplate; custom: Record<string, CfnTemplate['Resources'][string]> } {
+  // Taken out of the template: custom resources and event source mappings.
   const custom: Record<string, CfnTemplate['Resources'][string]> = {};
   const resources: CfnTemplate['Resources'] = {};
   for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type.startsWith('Custom::')) {
+    if (resource.Type.startsWith('Custom::') || resource.Type === 'AWS::Lambda::EventSourceMapping') {
       custom[id] = resource;
       continue;
     }
@@ -81,15 +85,25 @@ async function uploadAssets(clients: AwsClients, stack: SynthesizedStack, region
       buckets.add(bucket);
     }
     let body: Buffer;
-    if (asset.packaging === 'zip') {
+    if (asset.placeholder && asset.packaging === 'zip') {
+      // Synthesized without bundling (local mode: moto never runs Lambda code): an empty zip, which is
+      // just the 22-byte end-of-central-directory record.
+      body = Buffer.concat([Buffer.from('PK\x05\x06', 'latin1'), Buffer.alloc(18)]);
+    } else if (asset.packaging === 'zip') {
       const base = join(work, asset.objectKey.replace(/\.zip$/, ''));
-      const zipped = spawnSync(python, [
-        '-c',
-        'import shutil,sys; shutil.make_archive(sys.argv[1], "zip", sys.argv[2])',
-        base,
-        asset.path,
-      ]);
-      if (zipped.status !== 0) throw new Error(`could not zip asset ${asset.path}: ${zipped.stderr}`);
+      const zipped = spawnSync(
+        python,
+        ['-c', 'import shutil,sys; shutil.make_archive(sys.argv[1], "zip", sys.argv[2])', base, asset.path],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 60_000,
+        },
+      );
+      if (zipped.status !== 0) {
+        throw new Error(
+          `could not zip asset ${asset.path}: ${zipped.error?.message ?? ''} ${zipped.stderr ?? ''} (status ${zipped.status})`,
+        );
+      }
       body = readFileSync(`${base}.zip`);
     } else {
       body = readFileSync(asset.path);
@@ -105,7 +119,7 @@ export async function deployToEmulator(
   region = 'us-east-1',
 ): Promise<EmulatorDeployment> {
   await uploadAssets(clients, stack, region);
-  const { template, custom } = adaptForEmulator(structuredClone(stack.template), stack.stackName);
+  const { template, custom: removed } = adaptForEmulator(structuredClone(stack.template), stack.stackName);
   await clients.cloudformation.send(
     new CreateStackCommand({
       StackName: stack.stackName,
@@ -134,7 +148,11 @@ export async function deployToEmulator(
   );
 
   const replaced: string[] = [];
-  for (const [id, resource] of Object.entries(custom)) {
+  for (const [id, resource] of Object.entries(removed)) {
+    if (resource.Type === 'AWS::Lambda::EventSourceMapping') {
+      replaced.push(`${id} (${resource.Type}): run by the local runner instead`);
+      continue;
+    }
     if (resource.Type !== 'Custom::S3BucketNotifications') {
       replaced.push(`${id} (${resource.Type}): skipped, not needed in the emulator`);
       continue;

@@ -10,6 +10,7 @@ import sys
 import time
 
 from moto import backends
+from moto.events import models as events_models
 from moto.sqs import models as sqs_models
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
@@ -25,9 +26,36 @@ _sqs_message = sqs_models.Message
 _sqs_message.visible = property(lambda self: time.time() * 1000 > self.visible_at)  # type: ignore[method-assign]
 _sqs_message.delayed = property(lambda self: time.time() * 1000 < self.delayed_until)  # type: ignore[method-assign]
 
+# moto treats a schedule-only rule (no event pattern) as matching every PutEvents and then fails on its Lambda
+# target, so any PutEvents on that bus errors. In AWS a scheduled rule never matches put events: skip them.
+_send_to_targets = events_models.Rule.send_to_targets
+
+
+def _send_unless_scheduled(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    if self.scheduled_expression and not self.event_pattern.get_pattern():
+        return None
+    return _send_to_targets(self, *args, **kwargs)
+
+
+events_models.Rule.send_to_targets = _send_unless_scheduled  # type: ignore[method-assign]
+
+# moto's SQS delete rebuilds the message list without the lock that send holds, so a message sent while a
+# delete runs is lost (a lost update). Deleting under the same lock makes the two serialize, as in SQS.
+_delete_message = sqs_models.Queue.delete_message
+
+
+def _delete_locked(self, receipt_handle):  # type: ignore[no-untyped-def]
+    with self._messages_lock:
+        return _delete_message(self, receipt_handle)
+
+
+sqs_models.Queue.delete_message = _delete_locked  # type: ignore[method-assign]
+
 
 def main() -> None:
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    # --detach: a background emulator for local mode that outlives `npm start` (stopped by `inlet down`).
+    detached = "--detach" in sys.argv[2:]
     parent = os.getppid()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -42,7 +70,7 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    while not stopping and os.getppid() == parent:
+    while not stopping and (detached or os.getppid() == parent):
         time.sleep(0.5)
     server.stop()
 

@@ -23,6 +23,8 @@ export interface PollResult {
   readonly failed: number;
   /** The handler threw (or the invocation died): nothing was deleted, as with a crashed Lambda. */
   readonly crashed: boolean;
+  /** What the handler threw, when it crashed. */
+  readonly error?: unknown;
 }
 
 function toRecord(message: Message, queueArn: string): SQSRecord {
@@ -73,8 +75,9 @@ export async function pollOnce(
     );
     first = false;
     if (Messages && Messages.length > 0) messages.push(...Messages);
-    else if (Date.now() >= deadline) break;
-    else await new Promise((resolve) => setTimeout(resolve, 50));
+    // Like Lambda: invoke when the batch is full or the window is over, whatever still trickles in.
+    if (Date.now() >= deadline) break;
+    if (!Messages || Messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   if (messages.length === 0) return { received: 0, failed: 0, crashed: false };
 
@@ -83,8 +86,8 @@ export async function pollOnce(
   let response: SQSBatchResponse | undefined;
   try {
     response = await handler({ Records: messages.map((m) => toRecord(m, queueArn)) });
-  } catch {
-    return { received: messages.length, failed: messages.length, crashed: true };
+  } catch (error) {
+    return { received: messages.length, failed: messages.length, crashed: true, error };
   }
   const failedIds = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
   const done = messages.filter((m) => !failedIds.has(m.MessageId ?? ''));

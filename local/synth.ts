@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { App, DefaultStackSynthesizer } from 'aws-cdk-lib';
 import { readContext } from '../infra/context.ts';
 import { InletStack } from '../infra/inlet-stack.ts';
@@ -23,6 +23,8 @@ export interface FileAsset {
   /** Bucket name with `${AWS::AccountId}` / `${AWS::Region}` placeholders, as the template refers to it. */
   readonly bucketName: string;
   readonly objectKey: string;
+  /** Synthesized without bundling: there is no code to upload, only a placeholder. */
+  readonly placeholder: boolean;
 }
 
 export interface SynthesizedStack {
@@ -64,7 +66,8 @@ export function synthesizeInletStack(
   };
   const assets: FileAsset[] = Object.values(manifest.files).flatMap((file) =>
     Object.values(file.destinations).map((d) => ({
-      path: join(outdir, file.source.path),
+      path: isAbsolute(file.source.path) ? file.source.path : join(outdir, file.source.path),
+      placeholder: options.bundle === false,
       packaging: file.source.packaging,
       bucketName: d.bucketName,
       objectKey: d.objectKey,

@@ -3,6 +3,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { configFromEnv, type PipelineConfig } from '../config.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
 import type { Log } from '../log.ts';
+import type { MetricsSink } from '../metrics.ts';
 import { EventBridgePublisher, noEvents } from '../storage/eventbridge-publisher.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../storage/sqs-commit-queue.ts';
@@ -20,7 +21,11 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
  * Everything a Lambda entrypoint needs, from its environment: built once per container at module scope.
  * INLET_AWS_ENDPOINT (set only by the local runner) points the same code at an emulator.
  */
-export function runtimeFromEnv(service: string, env: NodeJS.ProcessEnv = process.env) {
+export function runtimeFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: { readonly log?: Log; readonly metrics?: MetricsSink } = {},
+) {
   const config: PipelineConfig = configFromEnv(env);
   const clients = createClients(targetFromEnv(env) ?? { kind: 'aws' });
   const logger = new Logger({ serviceName: service });
@@ -45,5 +50,15 @@ export function runtimeFromEnv(service: string, env: NodeJS.ProcessEnv = process
     warn: (message, extra) => logger.warn(message, extra ?? {}),
     error: (message, extra) => logger.error(message, extra ?? {}),
   };
-  return { config, clients, log, metrics, ledger, store, commitQueue, events, now: Date.now };
+  return {
+    config,
+    clients,
+    log: overrides.log ?? log,
+    metrics: overrides.metrics ?? metrics,
+    ledger,
+    store,
+    commitQueue,
+    events,
+    now: Date.now,
+  };
 }

@@ -35,9 +35,15 @@ export function clientConfig(target: AwsTarget): {
   forcePathStyle?: boolean;
   credentials?: { accessKeyId: string; secretAccessKey: string };
   maxAttempts?: number;
+  requestHandler: { connectionTimeout: number; requestTimeout: number };
 } {
-  if (target.kind === 'aws') return target.region ? { region: target.region } : {};
+  // Node's SDK waits forever on a silent socket by default; a bounded wait turns a hung call into an
+  // UnknownOutcomeError the protocol already handles (the batch is not sealed, the claims expire).
+  const requestHandler = { connectionTimeout: 3_000, requestTimeout: 30_000 };
+  if (target.kind === 'aws')
+    return target.region ? { region: target.region, requestHandler } : { requestHandler };
   return {
+    requestHandler,
     region: target.region,
     endpoint: target.endpoint,
     // Emulators serve buckets on one host:port; virtual-hosted style would need wildcard DNS.

@@ -32,6 +32,8 @@ describe('clientConfig', () => {
     const emulator = clientConfig({ kind: 'emulator', endpoint: 'http://127.0.0.1:1', region: 'us-east-1' });
     expect(emulator.forcePathStyle).toBe(true);
     expect(emulator.credentials).toEqual({ accessKeyId: 'test', secretAccessKey: 'test' });
-    expect(clientConfig({ kind: 'aws' })).toEqual({});
+    expect(clientConfig({ kind: 'aws' })).toEqual({
+      requestHandler: { connectionTimeout: 3_000, requestTimeout: 30_000 },
+    });
   });
 });

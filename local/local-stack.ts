@@ -1,0 +1,131 @@
+import { DescribeStackResourcesCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { OUTPUTS } from '../infra/inlet-stack.ts';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import { deployToEmulator } from './deploy.ts';
+import { type CfnTemplate, synthesizeInletStack } from './synth.ts';
+
+/**
+ * Local mode deploys the same stack definition with shorter timings, so a killed pipeline recovers in seconds
+ * rather than the deployed 30 minutes of visibility timeout. Everything else (names, queues, keys, settings)
+ * comes from the synthesized template.
+ */
+export const LOCAL_OVERRIDES: Record<string, unknown> = {
+  'inlet:batcherTimeoutSeconds': 5,
+  'inlet:committerTimeoutSeconds': 5,
+  'inlet:leaseSeconds': 10,
+  'inlet:batchingWindowSeconds': 1,
+  'inlet:sweepIntervalSeconds': 60,
+  'inlet:removalPolicy': 'destroy',
+  'inlet:deletionProtection': false,
+};
+
+export type FunctionName = 'Batcher' | 'Committer' | 'Sweeper';
+
+export interface EventSourceSettings {
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly batchSize: number;
+  readonly batchingWindowMs: number;
+}
+
+export interface LocalStack {
+  readonly stackName: string;
+  readonly outputs: Record<string, string>;
+  readonly tables: Array<{ name: string; prefix: string }>;
+  /** Each function's environment as Lambda would see it, resolved against the deployed resources. */
+  readonly environment: Record<FunctionName, Record<string, string>>;
+  readonly eventSources: Partial<Record<FunctionName, EventSourceSettings>>;
+  readonly created: boolean;
+}
+
+function functionLogicalId(template: CfnTemplate, name: FunctionName): string {
+  const id = Object.keys(template.Resources).find(
+    (key) =>
+      key.startsWith(`InletFunctions${name}`) && template.Resources[key]?.Type === 'AWS::Lambda::Function',
+  );
+  if (!id) throw new Error(`the template has no ${name} function`);
+  return id;
+}
+
+async function queueArn(clients: AwsClients, url: string): Promise<string> {
+  const { Attributes } = await clients.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
+  );
+  return Attributes?.QueueArn ?? '';
+}
+
+/**
+ * Deploys the Inlet stack to the emulator, or finds it there from an earlier run (a restart after a crash
+ * must pick up the same queues and ledger), and describes what the local runner needs.
+ */
+export async function bringUpLocalStack(
+  clients: AwsClients,
+  overrides: Record<string, unknown> = {},
+): Promise<LocalStack> {
+  const synthesized = synthesizeInletStack({ ...LOCAL_OVERRIDES, ...overrides }, { bundle: false });
+  const { stackName, template } = synthesized;
+  let created = false;
+  const existing = await clients.cloudformation
+    .send(new DescribeStacksCommand({ StackName: stackName }))
+    .then((r) => r.Stacks?.[0])
+    .catch(() => undefined);
+  let outputs: Record<string, string>;
+  let resources: Record<string, string>;
+  if (existing?.StackStatus === 'CREATE_COMPLETE') {
+    outputs = Object.fromEntries(
+      (existing.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
+    );
+    const { StackResources } = await clients.cloudformation.send(
+      new DescribeStackResourcesCommand({ StackName: stackName }),
+    );
+    resources = Object.fromEntries(
+      (StackResources ?? []).map((r) => [r.LogicalResourceId ?? '', r.PhysicalResourceId ?? '']),
+    );
+  } else {
+    const deployment = await deployToEmulator(clients, synthesized);
+    outputs = deployment.outputs;
+    resources = deployment.resources;
+    created = true;
+  }
+
+  const resolve = (value: unknown): string => {
+    if (typeof value === 'string') return value;
+    const object = value as Record<string, unknown>;
+    if ('Ref' in object) return resources[object.Ref as string] ?? '';
+    throw new Error(`cannot resolve ${JSON.stringify(value)} for local mode`);
+  };
+  const environment = {} as Record<FunctionName, Record<string, string>>;
+  const eventSources: Partial<Record<FunctionName, EventSourceSettings>> = {};
+  for (const name of ['Batcher', 'Committer', 'Sweeper'] as const) {
+    const id = functionLogicalId(template, name);
+    const variables = ((
+      template.Resources[id]?.Properties?.Environment as { Variables?: Record<string, unknown> }
+    )?.Variables ?? {}) as Record<string, unknown>;
+    environment[name] = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolve(v)]));
+    const mapping = Object.values(template.Resources).find(
+      (r) =>
+        r.Type === 'AWS::Lambda::EventSourceMapping' &&
+        (r.Properties?.FunctionName as { Ref?: string })?.Ref === id,
+    );
+    if (mapping) {
+      const queueLogical =
+        ((mapping.Properties?.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'] ?? [])[0] ??
+        '';
+      const url = resources[queueLogical] ?? '';
+      eventSources[name] = {
+        queueUrl: url,
+        queueArn: await queueArn(clients, url),
+        batchSize: Number(mapping.Properties?.BatchSize ?? 10),
+        batchingWindowMs: Number(mapping.Properties?.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+      };
+    }
+  }
+  const tables = (JSON.parse(outputs[OUTPUTS.tables] ?? '[]') as Array<{ name: string; prefix: string }>).map(
+    ({ name, prefix }) => ({
+      name,
+      prefix,
+    }),
+  );
+  return { stackName, outputs, tables, environment, eventSources, created };
+}

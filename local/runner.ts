@@ -1,0 +1,198 @@
+import { appendFileSync } from 'node:fs';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { OUTPUTS } from '../infra/inlet-stack.ts';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import { runtimeFromEnv } from '../shared/aws/runtime.ts';
+import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
+import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
+import type { Log } from '../shared/log.ts';
+import { MemoryMetrics } from '../shared/metrics.ts';
+import { sweepStale } from '../shared/usecases/sweep.ts';
+import type { FunctionName, LocalStack } from './local-stack.ts';
+import { pollOnce } from './poller.ts';
+
+export interface RunnerOptions {
+  readonly clients: AwsClients;
+  readonly stack: LocalStack;
+  readonly endpoint: string;
+  readonly region: string;
+  /** JSON lines of the handlers' logs. */
+  readonly logFile?: string;
+}
+
+export interface QueueDepths {
+  readonly ingest: number;
+  readonly ingestDlq: number;
+  readonly commit: number;
+  readonly commitDlq: number;
+}
+
+function fileLog(path: string | undefined, service: string): Log {
+  const write = (level: string) => (message: string, extra?: Record<string, unknown>) => {
+    if (path)
+      appendFileSync(
+        path,
+        `${JSON.stringify({ level, service, timestamp: new Date().toISOString(), message, ...extra })}\n`,
+      );
+  };
+  return { debug: () => {}, info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
+}
+
+/**
+ * Lambda's SQS event source mappings and the sweeper's schedule, on this machine: the real handlers built
+ * the way the Lambda entrypoints build them, from each function's environment in the template.
+ */
+export class LocalRunner {
+  readonly metrics = new MemoryMetrics();
+  invocations = 0;
+  private stopping = false;
+  private loops: Promise<void>[] = [];
+  private readonly runtimes;
+
+  constructor(private readonly options: RunnerOptions) {
+    const env = (name: FunctionName) => ({
+      ...options.stack.environment[name],
+      INLET_AWS_ENDPOINT: options.endpoint,
+      AWS_REGION: options.region,
+    });
+    const make = (name: FunctionName, service: string) =>
+      runtimeFromEnv(service, env(name), { log: fileLog(options.logFile, service), metrics: this.metrics });
+    this.runtimes = {
+      batcher: make('Batcher', 'inlet-batcher'),
+      committer: make('Committer', 'inlet-committer'),
+      sweeper: make('Sweeper', 'inlet-sweeper'),
+    };
+  }
+
+  private async pollLoop(name: 'Batcher' | 'Committer'): Promise<void> {
+    const source = this.options.stack.eventSources[name];
+    if (!source) throw new Error(`no event source for ${name} in the template`);
+    const handler =
+      name === 'Batcher'
+        ? makeBatcherHandler(this.runtimes.batcher)
+        : makeCommitterHandler(this.runtimes.committer);
+    while (!this.stopping) {
+      try {
+        const result = await pollOnce(
+          {
+            client: this.options.clients.sqs,
+            queueUrl: source.queueUrl,
+            queueArn: source.queueArn,
+            batchSize: source.batchSize,
+            batchingWindowMs: source.batchingWindowMs,
+            waitSeconds: 1,
+          },
+          handler,
+        );
+        if (result.received > 0) this.invocations += 1;
+        if (result.crashed) {
+          fileLog(this.options.logFile, 'local-runner').error(
+            'invocation failed; its messages return after the visibility timeout',
+            {
+              function: name,
+              error:
+                result.error instanceof Error
+                  ? (result.error.stack ?? result.error.message)
+                  : String(result.error),
+            },
+          );
+        }
+      } catch (error) {
+        fileLog(this.options.logFile, 'local-runner').error('poll failed', {
+          function: name,
+          error: String(error),
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+  }
+
+  private async sweepLoop(): Promise<void> {
+    const staleMs = Number(this.options.stack.environment.Sweeper.INLET_STALE_AFTER_SECONDS ?? 300) * 1000;
+    let last = Date.now();
+    while (!this.stopping) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      if (Date.now() - last >= staleMs) {
+        last = Date.now();
+        await this.sweep(staleMs).catch(() => undefined);
+      }
+    }
+  }
+
+  sweep(olderThanMs: number) {
+    return sweepStale(this.runtimes.sweeper, olderThanMs);
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.loops = [this.pollLoop('Batcher'), this.pollLoop('Committer'), this.sweepLoop()];
+  }
+
+  /** Lets the invocations in flight finish, like a Lambda draining, then returns. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(this.loops);
+  }
+
+  async depths(): Promise<QueueDepths> {
+    const depth = async (url: string | undefined) => {
+      if (!url) return 0;
+      const { Attributes } = await this.options.clients.sqs.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: url,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+        }),
+      );
+      return (
+        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
+        Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
+      );
+    };
+    const o = this.options.stack.outputs;
+    return {
+      ingest: await depth(o[OUTPUTS.ingestQueueUrl]),
+      ingestDlq: await depth(o[OUTPUTS.ingestDlqUrl]),
+      commit: await depth(o[OUTPUTS.commitQueueUrl]),
+      commitDlq: await depth(o[OUTPUTS.commitDlqUrl]),
+    };
+  }
+
+  /** Nothing queued or in flight, and no batch sealed or version reserved but not committed. */
+  async quiet(): Promise<boolean> {
+    const d = await this.depths();
+    if (d.ingest > 0 || d.commit > 0) return false;
+    const ledger = this.runtimes.sweeper.ledger;
+    for (const { name } of this.options.stack.tables) {
+      if ((await ledger.listSealedBatches(name, Number.MAX_SAFE_INTEGER)).length > 0) return false;
+      if ((await ledger.getTable(name)).pending) return false;
+    }
+    return true;
+  }
+
+  /** `Trigger.AvailableNow`: process until quiet twice in a row, re-requesting stalled commits when idle. */
+  async untilQuiet(onTick?: () => Promise<void> | void, timeoutMs = 10 * 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let quietChecks = 0;
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await onTick?.();
+      if (await this.quiet()) {
+        quietChecks += 1;
+        if (quietChecks >= 2) return;
+      } else {
+        quietChecks = 0;
+        const d = await this.depths();
+        if (d.ingest === 0 && d.commit === 0) await this.sweep(0);
+      }
+    }
+    throw new Error(`still not quiet after ${Math.round(timeoutMs / 1000)} s`);
+  }
+
+  get ledger() {
+    return this.runtimes.sweeper.ledger;
+  }
+
+  get store() {
+    return this.runtimes.committer.store;
+  }
+}

@@ -1,0 +1,65 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { emulatorAnswers, startEmulator } from './emulator.ts';
+import { projectRoot } from './paths.ts';
+
+export const stateDir = join(projectRoot, '.inlet');
+export const localJson = join(stateDir, 'local.json');
+const emulatorJson = join(stateDir, 'emulator.json');
+
+/** `.inlet/local.json`: what the CLI, and any tool, needs to reach local mode. */
+export interface LocalConfig {
+  readonly endpoint: string;
+  readonly region: string;
+  readonly landingBucket: string;
+  readonly manifestBucket: string;
+  readonly ledgerTable: string;
+  readonly ingestQueueUrl: string;
+  readonly tables: Array<{ name: string; prefix: string }>;
+  readonly stackName: string;
+  readonly ingestDlqUrl: string;
+  readonly commitQueueUrl: string;
+  readonly commitDlqUrl: string;
+}
+
+export function writeLocalConfig(config: LocalConfig): void {
+  mkdirSync(stateDir, { recursive: true });
+  writeFileSync(localJson, `${JSON.stringify(config, null, 2)}\n`);
+}
+
+export function readLocalConfig(): LocalConfig | undefined {
+  return existsSync(localJson) ? (JSON.parse(readFileSync(localJson, 'utf8')) as LocalConfig) : undefined;
+}
+
+/**
+ * The background emulator of local mode: reused while it answers (so a restarted pipeline finds its queues
+ * and ledger), started detached otherwise. It outlives `npm start`; `inlet down` stops it.
+ */
+export async function ensureBackgroundEmulator(): Promise<{
+  endpoint: string;
+  pid: number;
+  reused: boolean;
+}> {
+  mkdirSync(stateDir, { recursive: true });
+  if (existsSync(emulatorJson)) {
+    const known = JSON.parse(readFileSync(emulatorJson, 'utf8')) as { endpoint: string; pid: number };
+    if (await emulatorAnswers(known.endpoint)) return { ...known, reused: true };
+  }
+  const emulator = await startEmulator({ detached: true, logFile: join(stateDir, 'emulator.log') });
+  writeFileSync(emulatorJson, `${JSON.stringify({ endpoint: emulator.endpoint, pid: emulator.pid })}\n`);
+  return { endpoint: emulator.endpoint, pid: emulator.pid, reused: false };
+}
+
+/** Stops the background emulator, if any; returns whether one was running. */
+export function stopBackgroundEmulator(): boolean {
+  if (!existsSync(emulatorJson)) return false;
+  const { pid } = JSON.parse(readFileSync(emulatorJson, 'utf8')) as { pid: number };
+  rmSync(emulatorJson, { force: true });
+  rmSync(localJson, { force: true });
+  try {
+    process.kill(pid, 'SIGTERM');
+    return true;
+  } catch {
+    return false;
+  }
+}
