@@ -109,9 +109,8 @@ export async function bringUpLocalStack(
         (r.Properties?.FunctionName as { Ref?: string })?.Ref === id,
     );
     if (mapping) {
-      const queueLogical =
-        ((mapping.Properties?.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'] ?? [])[0] ??
-        '';
+      const sourceArn = mapping.Properties?.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
+      const queueLogical = sourceArn?.['Fn::GetAtt']?.[0] ?? '';
       const url = resources[queueLogical] ?? '';
       eventSources[name] = {
         queueUrl: url,
