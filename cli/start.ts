@@ -16,6 +16,7 @@ const program = new Command('npm start --')
   .option('--available-now', 'ingest until nothing is pending, print a JSON summary as the last line, exit')
   .option('--endpoint <url>', 'use an emulator that is already running (default: a background one, reused)')
   .option('--files-per-table <n>', 'demo files per table', (v) => Number.parseInt(v, 10), 20)
+  .option('--stack-name <name>', 'stack name in the emulator (default: cdk.json inlet:stackName)')
   .option('--no-view', 'no live status line')
   .parse();
 const opts = program.opts<{
@@ -31,7 +32,7 @@ const region = process.env.AWS_REGION ?? DEFAULT_EMULATOR_REGION;
 const emulator = opts.endpoint ? { endpoint: opts.endpoint, reused: true } : await ensureBackgroundEmulator();
 say(`emulator ${emulator.endpoint}${emulator.reused ? ' (reused)' : ''}`);
 const clients = createClients(emulatorTarget(emulator.endpoint, region));
-const stack = await bringUpLocalStack(clients);
+const stack = await bringUpLocalStack(clients, opts.stackName ? { 'inlet:stackName': opts.stackName } : {});
 say(
   `stack ${stack.stackName} ${stack.created ? 'deployed from the synthesized template' : 'found (resuming)'}`,
 );

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { emulatorAnswers, startEmulator } from './emulator.ts';
 import { projectRoot } from './paths.ts';
 
-export const stateDir = join(projectRoot, '.inlet');
+/** `.inlet/` in the project, or INLET_STATE_DIR (tests use their own). */
+export const stateDir = process.env.INLET_STATE_DIR ?? join(projectRoot, '.inlet');
 export const localJson = join(stateDir, 'local.json');
 const emulatorJson = join(stateDir, 'emulator.json');
 

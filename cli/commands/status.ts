@@ -1,0 +1,69 @@
+import { GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { tableSummaries } from '../../local/summary.ts';
+import type { CliTarget } from '../target.ts';
+
+async function depth(target: CliTarget, url: string): Promise<{ visible: number; inFlight: number }> {
+  const { Attributes } = await target.clients.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: url,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+  );
+  return {
+    visible: Number(Attributes?.ApproximateNumberOfMessages ?? 0),
+    inFlight: Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
+}
+
+/** SQS reports a queue's oldest message age only as a CloudWatch metric; an emulator has none (null). */
+async function oldestMessageAgeSeconds(target: CliTarget): Promise<number | null> {
+  if (target.local) return null;
+  const queueName = target.ingestQueueUrl.split('/').pop() ?? '';
+  const now = Date.now();
+  const { Datapoints } = await target.cloudwatch.send(
+    new GetMetricStatisticsCommand({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateAgeOfOldestMessage',
+      Dimensions: [{ Name: 'QueueName', Value: queueName }],
+      StartTime: new Date(now - 10 * 60_000),
+      EndTime: new Date(now),
+      Period: 60,
+      Statistics: ['Maximum'],
+    }),
+  );
+  const latest = (Datapoints ?? []).sort(
+    (a, b) => (b.Timestamp?.getTime() ?? 0) - (a.Timestamp?.getTime() ?? 0),
+  )[0];
+  return latest?.Maximum ?? null;
+}
+
+export async function status(target: CliTarget, json: boolean): Promise<void> {
+  const tables = await tableSummaries(target.ledger, target.tables);
+  const queues = {
+    ingest: await depth(target, target.ingestQueueUrl),
+    ingestDlq: await depth(target, target.ingestDlqUrl),
+    commit: await depth(target, target.commitQueueUrl),
+    commitDlq: await depth(target, target.commitDlqUrl),
+    oldestMessageAgeSeconds: await oldestMessageAgeSeconds(target),
+  };
+  if (json) {
+    console.log(JSON.stringify({ target: target.where, tables, queues }, null, 2));
+    return;
+  }
+  console.log(`Inlet, ${target.where}`);
+  for (const t of tables) {
+    const pending = t.pending ? `, version ${t.pending.version} reserved for ${t.pending.batchId}` : '';
+    console.log(
+      `  ${t.name}: head v${t.head}, ${t.files} files, ${t.bytes} bytes, last commit ${t.lastCommitAt ?? 'never'}, ${t.sealedBatches} batch(es) waiting${pending}`,
+    );
+  }
+  const age =
+    queues.oldestMessageAgeSeconds === null ? 'n/a (CloudWatch only)' : `${queues.oldestMessageAgeSeconds}s`;
+  console.log(
+    `  ingest queue: ${queues.ingest.visible} waiting, ${queues.ingest.inFlight} in flight, oldest ${age}; DLQ ${queues.ingestDlq.visible}`,
+  );
+  console.log(
+    `  commit queue: ${queues.commit.visible} waiting, ${queues.commit.inFlight} in flight; DLQ ${queues.commitDlq.visible}`,
+  );
+}

@@ -1,0 +1,138 @@
+import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { OUTPUTS } from '../infra/inlet-stack.ts';
+import { readLocalConfig } from '../local/state.ts';
+import { type AwsClients, createClients } from '../shared/aws/clients.ts';
+import { type AwsTarget, clientConfig, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
+import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
+import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
+
+/** Everything a command needs: names, clients and the ports, for local mode or a deployed stack. */
+export interface CliTarget {
+  readonly where: string;
+  readonly clients: AwsClients;
+  readonly cloudwatch: CloudWatchClient;
+  readonly ledger: DynamoDbLedger;
+  readonly store: S3BatchStore;
+  readonly landingBucket: string;
+  readonly ingestQueueUrl: string;
+  readonly ingestDlqUrl: string;
+  readonly commitQueueUrl: string;
+  readonly commitDlqUrl: string;
+  readonly tables: Array<{ name: string; prefix: string }>;
+  readonly local: boolean;
+}
+
+/** A one-line error for the user: printed without a stack trace, exit code 1. */
+export class CliError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+function explain(error: unknown, stack: string, region: string): CliError {
+  const name = (error as Error).name ?? '';
+  const message = (error as Error).message ?? String(error);
+  if (name === 'CredentialsProviderError' || /credential/i.test(message)) {
+    return new CliError(
+      `no AWS credentials found (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY): ${message}`,
+    );
+  }
+  if (/does not exist/.test(message))
+    return new CliError(
+      `stack '${stack}' not found in region ${region}: deploy it (npx cdk deploy) or set AWS_REGION`,
+    );
+  if (/Region is missing/i.test(message))
+    return new CliError('no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION)');
+  return new CliError(`cannot read stack '${stack}' in ${region}: ${name}: ${message}`);
+}
+
+interface TargetNames {
+  readonly landingBucket: string;
+  readonly manifestBucket: string;
+  readonly ledgerTable: string;
+  readonly ingestQueueUrl: string;
+  readonly ingestDlqUrl: string;
+  readonly commitQueueUrl: string;
+  readonly commitDlqUrl: string;
+  readonly tables: Array<{ name: string; prefix: string }>;
+}
+
+function build(where: string, target: AwsTarget, names: TargetNames, local: boolean): CliTarget {
+  const clients = createClients(target);
+  const { ledgerTable, manifestBucket, ...rest } = names;
+  return {
+    where,
+    clients,
+    cloudwatch: new CloudWatchClient(clientConfig(target)),
+    ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: ledgerTable }),
+    store: new S3BatchStore({ client: clients.s3, bucket: manifestBucket }),
+    local,
+    ...rest,
+  };
+}
+
+/** `--stack NAME`: a deployed stack's outputs; otherwise `.inlet/local.json` from `npm start`. */
+export async function resolveTarget(options: { stack?: string }): Promise<CliTarget> {
+  if (options.stack) {
+    const target = targetFromEnv() ?? { kind: 'aws' as const };
+    const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? '(default region)';
+    const clients = createClients(target);
+    let outputs: Record<string, string>;
+    try {
+      const { Stacks } = await clients.cloudformation.send(
+        new DescribeStacksCommand({ StackName: options.stack }),
+      );
+      outputs = Object.fromEntries(
+        (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
+      );
+    } catch (error) {
+      throw explain(error, options.stack, region);
+    }
+    if (!outputs[OUTPUTS.ledgerTable])
+      throw new CliError(`stack '${options.stack}' is not an Inlet stack (no ${OUTPUTS.ledgerTable} output)`);
+    return build(
+      `stack ${options.stack} (${region})`,
+      target,
+      {
+        landingBucket: outputs[OUTPUTS.landingBucket] ?? '',
+        ingestQueueUrl: outputs[OUTPUTS.ingestQueueUrl] ?? '',
+        ingestDlqUrl: outputs[OUTPUTS.ingestDlqUrl] ?? '',
+        commitQueueUrl: outputs[OUTPUTS.commitQueueUrl] ?? '',
+        commitDlqUrl: outputs[OUTPUTS.commitDlqUrl] ?? '',
+        tables: JSON.parse(outputs[OUTPUTS.tables] ?? '[]'),
+        ledgerTable: outputs[OUTPUTS.ledgerTable] ?? '',
+        manifestBucket: outputs[OUTPUTS.manifestBucket] ?? '',
+      },
+      false,
+    );
+  }
+  const local = readLocalConfig();
+  if (!local)
+    throw new CliError(
+      'no local mode here (.inlet/local.json is missing): run `npm start`, or pass --stack NAME for a deployed stack',
+    );
+  return build(
+    `local mode (${local.endpoint})`,
+    emulatorTarget(local.endpoint, local.region),
+    {
+      landingBucket: local.landingBucket,
+      ingestQueueUrl: local.ingestQueueUrl,
+      ingestDlqUrl: local.ingestDlqUrl,
+      commitQueueUrl: local.commitQueueUrl,
+      commitDlqUrl: local.commitDlqUrl,
+      tables: local.tables,
+      ledgerTable: local.ledgerTable,
+      manifestBucket: local.manifestBucket,
+    },
+    true,
+  );
+}
+
+export function requireTable(target: CliTarget, table: string): { name: string; prefix: string } {
+  const found = target.tables.find((t) => t.name === table);
+  if (!found)
+    throw new CliError(`unknown table '${table}'; tables: ${target.tables.map((t) => t.name).join(', ')}`);
+  return found;
+}
