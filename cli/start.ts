@@ -25,6 +25,7 @@ const opts = program.opts<{
   endpoint?: string;
   filesPerTable: number;
   view: boolean;
+  stackName?: string;
 }>();
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
