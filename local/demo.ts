@@ -24,14 +24,10 @@ const BAD_INPUTS = [
   JSON.stringify({ Records: [{ eventSource: 'aws:s3', eventVersion: '1.0', s3: {} }] }),
 ];
 
-/** Uploads demo files for every table (awkward keys, re-uploads, temp files) and sends a few bad messages. */
-export async function runDemo(clients: AwsClients, stack: LocalStack, perTable = 20): Promise<DemoPlan> {
-  const bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
-  const router = new Router(
-    parsePipelineConfig({ tables: JSON.parse(stack.outputs[OUTPUTS.tables] ?? '[]') }),
-  );
+/** Every key the demo uploads for these tables: files, awkward keys, a folder marker and two temp files each. */
+export function demoKeys(tables: readonly { prefix: string }[], perTable: number): string[] {
   const keys: string[] = [];
-  for (const table of stack.tables) {
+  for (const table of tables) {
     for (let i = 0; i < perTable; i++)
       keys.push(`${table.prefix}2026/11/29/part-${String(i).padStart(4, '0')}.json`);
     for (const name of AWKWARD) keys.push(`${table.prefix}awkward/${name}`);
@@ -41,6 +37,16 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
       `${table.prefix}part-9.json.tmp`,
     );
   }
+  return keys;
+}
+
+/** Uploads demo files for every table (awkward keys, re-uploads, temp files) and sends a few bad messages. */
+export async function runDemo(clients: AwsClients, stack: LocalStack, perTable = 20): Promise<DemoPlan> {
+  const bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
+  const router = new Router(
+    parsePipelineConfig({ tables: JSON.parse(stack.outputs[OUTPUTS.tables] ?? '[]') }),
+  );
+  const keys = demoKeys(stack.tables, perTable);
   const distinct = new Set<string>();
   let skipped = 0;
   const upload = (key: string) =>

@@ -123,3 +123,77 @@ describe.skipIf(target.kind !== 'emulator')('local mode and the inlet CLI', () =
     expect(noLocal.stderr).toMatch(/inlet: no local mode here .* run `npm start`, or pass --stack NAME/);
   });
 });
+
+describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-batch', () => {
+  it('loses nothing and duplicates nothing once it is started again', async () => {
+    const killedStack = uniqueName('InletKill');
+    const killedState = mkdtempSync(join(tmpdir(), 'inlet-kill-'));
+    const killedEnv = { ...env, INLET_STATE_DIR: killedState };
+    const args = ['--endpoint', endpoint, '--stack-name', killedStack, '--no-view'];
+    // Run 1: the pipeline works while the demo uploads; it is killed the moment the uploads are done,
+    // with batches in flight (claims made, lists staged or sealed, commits pending).
+    const first = spawn(
+      tsx,
+      [join(projectRoot, 'cli', 'start.ts'), ...args, '--demo', '--files-per-table', '30'],
+      {
+        cwd: projectRoot,
+        env: killedEnv,
+      },
+    );
+    let firstErr = '';
+    await new Promise<void>((resolve) => {
+      first.stderr.on('data', (d) => {
+        firstErr += d;
+        if (firstErr.includes('[inlet] demo:')) resolve();
+      });
+      first.once('exit', () => resolve());
+    });
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    // Run 2: the same emulator and stack; messages in flight come back after their visibility timeout.
+    const second = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(tsx, [join(projectRoot, 'cli', 'start.ts'), ...args, '--available-now'], {
+        cwd: projectRoot,
+        env: killedEnv,
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/found \(resuming\)/);
+
+    const local = JSON.parse(readFileSync(join(killedState, 'local.json'), 'utf8'));
+    const { createClients } = await import('../../shared/aws/clients.ts');
+    const { S3BatchStore } = await import('../../shared/storage/s3-batch-store.ts');
+    const { demoKeys } = await import('../../local/demo.ts');
+    const clients = createClients(target);
+    const store = new S3BatchStore({ client: clients.s3, bucket: local.manifestBucket });
+    const seen = new Map<string, number>();
+    for (const { name } of local.tables as Array<{ name: string }>) {
+      const versions = await store.listManifestVersions(name);
+      expect(versions).toEqual(versions.map((_, i) => i + 1));
+      for (const version of versions) {
+        for (const file of (await store.getManifest(name, version))?.files ?? []) {
+          seen.set(`${name}|${file.key}`, (seen.get(`${name}|${file.key}`) ?? 0) + 1);
+        }
+      }
+    }
+    const expected = demoKeys(local.tables, 30)
+      .filter((key) => !key.endsWith('/') && !key.includes('_temporary') && !key.endsWith('.tmp'))
+      .map((key) => `${key.split('/')[0]}|${key}`);
+    const lost = expected.filter((k) => !seen.has(k));
+    const duplicated = [...seen].filter(([, n]) => n > 1).map(([k]) => k);
+    expect({ lost, duplicated }).toEqual({ lost: [], duplicated: [] });
+    expect(seen.size).toBe(expected.length);
+    clients.s3.destroy();
+    rmSync(killedState, { recursive: true, force: true });
+  }, 300_000);
+});
