@@ -61,23 +61,23 @@ export async function pollOnce(
   handler: (event: SQSEvent) => Promise<SQSBatchResponse | undefined>,
 ): Promise<PollResult> {
   const batchSize = options.batchSize ?? 10;
-  const deadline = Date.now() + (options.batchingWindowMs ?? 0);
-  const messages: Message[] = [];
-  let first = true;
-  while (messages.length < batchSize) {
-    const { Messages } = await options.client.send(
+  const receive = (count: number, wait: number) =>
+    options.client.send(
       new ReceiveMessageCommand({
         QueueUrl: options.queueUrl,
-        MaxNumberOfMessages: Math.min(10, batchSize - messages.length),
-        WaitTimeSeconds: first ? (options.waitSeconds ?? 0) : 0,
+        MaxNumberOfMessages: Math.min(10, count),
+        WaitTimeSeconds: wait,
         MessageSystemAttributeNames: ['All'],
       }),
     );
-    first = false;
+  // Like Lambda: nothing received, no invocation; the batching window starts with the first message and
+  // the function is invoked when the batch is full or the window is over, whatever still trickles in.
+  const messages: Message[] = [...((await receive(batchSize, options.waitSeconds ?? 0)).Messages ?? [])];
+  const deadline = Date.now() + (options.batchingWindowMs ?? 0);
+  while (messages.length > 0 && messages.length < batchSize && Date.now() < deadline) {
+    const { Messages } = await receive(batchSize - messages.length, 0);
     if (Messages && Messages.length > 0) messages.push(...Messages);
-    // Like Lambda: invoke when the batch is full or the window is over, whatever still trickles in.
-    if (Date.now() >= deadline) break;
-    if (!Messages || Messages.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    else await new Promise((resolve) => setTimeout(resolve, 50));
   }
   if (messages.length === 0) return { received: 0, failed: 0, crashed: false };
 

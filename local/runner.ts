@@ -1,7 +1,7 @@
 import { appendFileSync } from 'node:fs';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { OUTPUTS } from '../infra/inlet-stack.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
+import { queueDepth } from '../shared/aws/queues.ts';
 import { runtimeFromEnv } from '../shared/aws/runtime.ts';
 import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
@@ -137,16 +137,8 @@ export class LocalRunner {
   async depths(): Promise<QueueDepths> {
     const depth = async (url: string | undefined) => {
       if (!url) return 0;
-      const { Attributes } = await this.options.clients.sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: url,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-        }),
-      );
-      return (
-        Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
-        Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-      );
+      const { visible, inFlight } = await queueDepth(this.options.clients.sqs, url);
+      return visible + inFlight;
     };
     const o = this.options.stack.outputs;
     return {

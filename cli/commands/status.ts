@@ -1,20 +1,9 @@
 import { GetMetricStatisticsCommand } from '@aws-sdk/client-cloudwatch';
-import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { tableSummaries } from '../../local/summary.ts';
+import { queueDepth } from '../../shared/aws/queues.ts';
 import type { CliTarget } from '../target.ts';
 
-async function depth(target: CliTarget, url: string): Promise<{ visible: number; inFlight: number }> {
-  const { Attributes } = await target.clients.sqs.send(
-    new GetQueueAttributesCommand({
-      QueueUrl: url,
-      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-    }),
-  );
-  return {
-    visible: Number(Attributes?.ApproximateNumberOfMessages ?? 0),
-    inFlight: Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0),
-  };
-}
+const depth = (target: CliTarget, url: string) => queueDepth(target.clients.sqs, url);
 
 /** SQS reports a queue's oldest message age only as a CloudWatch metric; an emulator has none (null). */
 async function oldestMessageAgeSeconds(target: CliTarget): Promise<number | null> {

@@ -24,7 +24,10 @@ function inlet(...args: string[]): { status: number | null; stdout: string; stde
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-function start(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function start(
+  args: string[],
+  options: { stack?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(
       tsx,
@@ -33,13 +36,13 @@ function start(args: string[]): Promise<{ code: number | null; stdout: string; s
         '--endpoint',
         endpoint,
         '--stack-name',
-        stackName,
+        options.stack ?? stackName,
         '--no-view',
         ...args,
       ],
       {
         cwd: projectRoot,
-        env,
+        env: options.env ?? env,
       },
     );
     let stdout = '';
@@ -152,21 +155,7 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     await new Promise((resolve) => first.once('exit', resolve));
 
     // Run 2: the same emulator and stack; messages in flight come back after their visibility timeout.
-    const second = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(tsx, [join(projectRoot, 'cli', 'start.ts'), ...args, '--available-now'], {
-        cwd: projectRoot,
-        env: killedEnv,
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => {
-        stdout += d;
-      });
-      child.stderr.on('data', (d) => {
-        stderr += d;
-      });
-      child.on('exit', (code) => resolve({ code, stdout, stderr }));
-    });
+    const second = await start(['--available-now'], { stack: killedStack, env: killedEnv });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/found \(resuming\)/);
 

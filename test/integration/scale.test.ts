@@ -8,12 +8,13 @@ import { PipelineHarness } from '../support/harness.ts';
 const clientSets: ReturnType<typeof testClients>[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
 
-async function harness(batchSize: number) {
+async function harness(batchSize: number, batchingWindowMs?: number) {
   const clients = testClients();
   clientSets.push(clients);
   return PipelineHarness.create(clients, {
     config: { tables: [{ name: 'events', prefix: 'events/' }], leaseSeconds: 300 },
     batchSize,
+    batchingWindowMs,
     visibilityTimeout: 300,
     // Events are sent straight to the queue; no S3 TestEvent in the counts.
     notifications: false,
@@ -47,7 +48,8 @@ const keys = (n: number) =>
 
 describe('scale and cost', () => {
   it('one invocation claims, stages and commits a 10,000-file batch', async () => {
-    const h = await harness(10_000);
+    // BatchSize counts messages: 1,000 messages of 10 records each, gathered into one invocation.
+    const h = await harness(1_000, 120_000);
     const files = keys(10_000);
     await sendEvents(h, files, 10);
     const run = await h.pollIngest();

@@ -1,8 +1,9 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { type PollResult, pollOnce } from '../../local/poller.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
+import { queueDepth } from '../../shared/aws/queues.ts';
 import { countRequests, RequestCounter } from '../../shared/aws/request-counter.ts';
 import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } from '../../shared/config.ts';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
@@ -34,6 +35,8 @@ export interface HarnessOptions extends ResourceOptions {
   readonly config: PipelineConfigInput;
   /** Lambda BatchSize for the batcher. @default 10 */
   readonly batchSize?: number;
+  /** Lambda MaximumBatchingWindow (required above 10 records). @default 5_000 when batchSize > 10, else 0 */
+  readonly batchingWindowMs?: number;
   /** Install the request counter on `clients` (only once per client set). @default true */
   readonly countRequests?: boolean;
 }
@@ -151,8 +154,9 @@ export class PipelineHarness {
   ): Promise<PollResult & { injector: FaultInjector }> {
     const injector = new FaultInjector(crash);
     const handler = this.batcher(injector);
+    const batchingWindowMs = this.options.batchingWindowMs ?? (batchSize > 10 ? 5_000 : 0);
     const result = await pollOnce(
-      { client: this.clients.sqs, queueUrl: this.resources.ingestQueue.url, batchSize },
+      { client: this.clients.sqs, queueUrl: this.resources.ingestQueue.url, batchSize, batchingWindowMs },
       async (event) => {
         const response = await handler(event);
         if (injector.dead) throw new Error('invocation crashed');
@@ -205,16 +209,8 @@ export class PipelineHarness {
   }
 
   async queueDepth(url: string): Promise<number> {
-    const { Attributes } = await this.clients.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: url,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-      }),
-    );
-    return (
-      Number(Attributes?.ApproximateNumberOfMessages ?? 0) +
-      Number(Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0)
-    );
+    const { visible, inFlight } = await queueDepth(this.clients.sqs, url);
+    return visible + inFlight;
   }
 
   /** True when no table has a sealed-but-uncommitted batch or a reserved version. */
