@@ -10,7 +10,7 @@ import { CommitBatch } from '../../shared/usecases/commit-batch.ts';
 import { testClients } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
 import { Gate } from '../support/gate.ts';
-import { PipelineHarness } from '../support/harness.ts';
+import { CLEAN_VERDICT, PipelineHarness } from '../support/harness.ts';
 
 const clientSets: ReturnType<typeof testClients>[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
@@ -26,7 +26,7 @@ async function harness(leaseSeconds = 2) {
 const keys = (n: number, prefix = 'orders/f') =>
   Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, '0')}.json`);
 const expectedOf = (list: readonly string[]) => list.map((key) => ({ table: 'orders', key }));
-const clean = { lost: [], duplicated: [], unexpected: [], contiguous: true, headsMatch: true, dlqDepth: 0 };
+const clean = { ...CLEAN_VERDICT, dlqDepth: 0 };
 
 function sqsEvent(bodies: readonly string[], tag: string): SQSEvent {
   return {

@@ -48,6 +48,15 @@ export interface ExpectedFile {
   readonly version?: string;
 }
 
+/** What `verify` returns when I1-I3 hold: nothing lost, duplicated or unexpected; versions 1..N; heads agree. */
+export const CLEAN_VERDICT = {
+  lost: [],
+  duplicated: [],
+  unexpected: [],
+  contiguous: true,
+  headsMatch: true,
+} as const;
+
 export interface Verdict {
   readonly lost: string[];
   readonly duplicated: string[];
