@@ -1,5 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { configFromEnv, type PipelineConfig } from '../config.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
 import type { Log } from '../log.ts';
@@ -7,9 +11,8 @@ import type { MetricsSink } from '../metrics.ts';
 import { EventBridgePublisher, noEvents } from '../storage/eventbridge-publisher.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../storage/sqs-commit-queue.ts';
-import { createClients } from './clients.ts';
 import { PowertoolsMetrics } from './powertools-metrics.ts';
-import { targetFromEnv } from './target.ts';
+import { clientConfig, targetFromEnv } from './target.ts';
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
@@ -27,7 +30,15 @@ export function runtimeFromEnv(
   overrides: { readonly log?: Log; readonly metrics?: MetricsSink } = {},
 ) {
   const config: PipelineConfig = configFromEnv(env);
-  const clients = createClients(targetFromEnv(env) ?? { kind: 'aws' });
+  // Only the four clients the functions use: createClients would also bundle and construct CloudFormation
+  // and Step Functions clients into every Lambda.
+  const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
+  const clients = {
+    dynamodb: new DynamoDBClient(aws),
+    s3: new S3Client(aws),
+    sqs: new SQSClient(aws),
+    events: new EventBridgeClient(aws),
+  };
   const logger = new Logger({ serviceName: service });
   const metrics = new PowertoolsMetrics(
     new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'Inlet', serviceName: service }),
