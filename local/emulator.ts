@@ -37,19 +37,11 @@ function installExitHook(): void {
 }
 
 async function waitUntilAnswering(endpoint: string, deadline: number): Promise<void> {
-  let lastError: unknown;
   while (Date.now() < deadline) {
-    try {
-      // GET is a no-op there (only POST resets anything): a cheap liveness probe.
-      const response = await fetch(`${endpoint}/moto-api/reset-auth`, { method: 'GET' });
-      await response.body?.cancel();
-      return;
-    } catch (error) {
-      lastError = error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    if (await emulatorAnswers(endpoint)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new EmulatorSetupError(`moto server at ${endpoint} did not answer in time`, { cause: lastError });
+  throw new EmulatorSetupError(`moto server at ${endpoint} did not answer in time`);
 }
 
 function firstLineOfPipe(child: ChildProcess, deadline: number): Promise<string> {
@@ -138,6 +130,7 @@ export async function startEmulator(options: StartEmulatorOptions = {}): Promise
 /** True when an emulator answers at this endpoint. */
 export async function emulatorAnswers(endpoint: string): Promise<boolean> {
   try {
+    // GET is a no-op there (only POST resets anything): a cheap liveness probe.
     const response = await fetch(`${endpoint}/moto-api/reset-auth`, { signal: AbortSignal.timeout(2_000) });
     await response.body?.cancel();
     return true;

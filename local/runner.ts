@@ -7,7 +7,7 @@ import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
 import type { Log } from '../shared/log.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
-import { sweepStale } from '../shared/usecases/sweep.ts';
+import { commitsInFlight, sweepStale } from '../shared/usecases/sweep.ts';
 import type { FunctionName, LocalStack } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
 
@@ -153,12 +153,7 @@ export class LocalRunner {
   async quiet(): Promise<boolean> {
     const d = await this.depths();
     if (d.ingest > 0 || d.commit > 0) return false;
-    const ledger = this.runtimes.sweeper.ledger;
-    for (const { name } of this.options.stack.tables) {
-      if ((await ledger.listSealedBatches(name, Number.MAX_SAFE_INTEGER)).length > 0) return false;
-      if ((await ledger.getTable(name)).pending) return false;
-    }
-    return true;
+    return !(await commitsInFlight(this.runtimes.sweeper.ledger, this.options.stack.tables));
   }
 
   /** `Trigger.AvailableNow`: process until quiet twice in a row, re-requesting stalled commits when idle. */

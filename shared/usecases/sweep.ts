@@ -42,3 +42,15 @@ export async function sweepStale(deps: SweepDeps, olderThanMs: number): Promise<
   }
   return { resent, stalePending };
 }
+
+/** True while any table has a sealed batch not yet committed or a reserved version not yet finished. */
+export async function commitsInFlight(
+  ledger: Ledger,
+  tables: readonly { readonly name: string }[],
+): Promise<boolean> {
+  for (const { name } of tables) {
+    if ((await ledger.listSealedBatches(name, Number.MAX_SAFE_INTEGER)).length > 0) return true;
+    if ((await ledger.getTable(name)).pending) return true;
+  }
+  return false;
+}

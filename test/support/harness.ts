@@ -21,7 +21,7 @@ import type {
 } from '../../shared/storage/batch-store.ts';
 import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../../shared/storage/sqs-commit-queue.ts';
-import { sweepStale } from '../../shared/usecases/sweep.ts';
+import { commitsInFlight, sweepStale } from '../../shared/usecases/sweep.ts';
 import { type CrashPlan, FaultInjector } from './faults.ts';
 import { createPipelineResources, type PipelineResources, type ResourceOptions } from './resources.ts';
 
@@ -157,36 +157,39 @@ export class PipelineHarness {
   }
 
   /** One batcher invocation; with `crash`, the invocation dies at that point. */
-  async pollIngest(
+  pollIngest(
     crash?: CrashPlan,
     batchSize = this.options.batchSize ?? 10,
   ): Promise<PollResult & { injector: FaultInjector }> {
-    const injector = new FaultInjector(crash);
-    const handler = this.batcher(injector);
     const batchingWindowMs = this.options.batchingWindowMs ?? (batchSize > 10 ? 5_000 : 0);
-    const result = await pollOnce(
-      { client: this.clients.sqs, queueUrl: this.resources.ingestQueue.url, batchSize, batchingWindowMs },
-      async (event) => {
-        const response = await handler(event);
-        if (injector.dead) throw new Error('invocation crashed');
-        return response;
-      },
-    );
-    return { ...result, injector };
+    return this.invoke(crash, (injector) => this.batcher(injector), {
+      queueUrl: this.resources.ingestQueue.url,
+      batchSize,
+      batchingWindowMs,
+    });
   }
 
   /** One committer invocation (Lambda on a FIFO queue takes up to 10). */
-  async pollCommit(crash?: CrashPlan): Promise<PollResult & { injector: FaultInjector }> {
+  pollCommit(crash?: CrashPlan): Promise<PollResult & { injector: FaultInjector }> {
+    return this.invoke(crash, (injector) => this.committer(injector), {
+      queueUrl: this.resources.commitQueue.url,
+      batchSize: 10,
+    });
+  }
+
+  /** An invocation whose ports may crash: once they have, its response is discarded, as with a dead Lambda. */
+  private async invoke(
+    crash: CrashPlan | undefined,
+    makeHandler: (injector: FaultInjector) => (event: SQSEvent) => Promise<SQSBatchResponse>,
+    source: { queueUrl: string; batchSize: number; batchingWindowMs?: number },
+  ): Promise<PollResult & { injector: FaultInjector }> {
     const injector = new FaultInjector(crash);
-    const handler = this.committer(injector);
-    const result = await pollOnce(
-      { client: this.clients.sqs, queueUrl: this.resources.commitQueue.url, batchSize: 10 },
-      async (event) => {
-        const response = await handler(event);
-        if (injector.dead) throw new Error('invocation crashed');
-        return response;
-      },
-    );
+    const handler = makeHandler(injector);
+    const result = await pollOnce({ client: this.clients.sqs, ...source }, async (event) => {
+      const response = await handler(event);
+      if (injector.dead) throw new Error('invocation crashed');
+      return response;
+    });
     return { ...result, injector };
   }
 
@@ -224,11 +227,7 @@ export class PipelineHarness {
 
   /** True when no table has a sealed-but-uncommitted batch or a reserved version. */
   async ledgerQuiet(): Promise<boolean> {
-    for (const { name } of this.config.tables) {
-      if ((await this.base.ledger.listSealedBatches(name, Number.MAX_SAFE_INTEGER)).length > 0) return false;
-      if ((await this.base.ledger.getTable(name)).pending) return false;
-    }
-    return true;
+    return !(await commitsInFlight(this.base.ledger, this.config.tables));
   }
 
   /**
