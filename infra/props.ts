@@ -19,6 +19,11 @@ export interface InletTableProps {
   readonly glob?: string;
   /** A rewritten object (new versionId / eTag) is a new file. @default false */
   readonly allowOverwrites?: boolean;
+  /**
+   * Live S3 events feed the table. `false`: only backfills do, e.g. the new table of a reprocess.
+   * @default true
+   */
+  readonly live?: boolean;
 }
 
 export interface IngestionPipelineProps {
@@ -63,6 +68,33 @@ export interface IngestionPipelineProps {
   readonly ignoreGlobs?: readonly string[];
   /** Alarm when the oldest ingest message is older than this. @default Duration.minutes(15) */
   readonly maxMessageAge?: Duration;
+  /** Backfill state machine tuning. */
+  readonly backfill?: BackfillProps;
+  /**
+   * Scheduled reconcile: list a recent window and enqueue files the ledger never saw (lost S3 events).
+   * @default off
+   */
+  readonly reconcile?: ReconcileProps;
+}
+
+export interface BackfillProps {
+  /** Files per SQS message a backfill sends (1-100); the batcher claims each. @default 10 */
+  readonly recordsPerMessage?: number;
+  /** S3 listing pages (1,000 keys each) per step. @default 20 */
+  readonly pagesPerStep?: number;
+  /** Steps before an execution continues as a new one (history stays under 25,000 events). @default 1000 */
+  readonly stepsPerExecution?: number;
+}
+
+export interface ReconcileProps {
+  /** How often. */
+  readonly every: Duration;
+  /** How far back each run looks; longer than `every` so runs overlap. @default 2 x every + settle */
+  readonly lookback?: Duration;
+  /** Files younger than this are left to their live events. @default Duration.minutes(15) */
+  readonly settle?: Duration;
+  /** @default every live table */
+  readonly tables?: readonly string[];
 }
 
 /** Every problem with the props, at once (empty when they are fine). */
@@ -94,6 +126,24 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   if (timeout > 900) problems.push('batcherTimeout: at most 15 minutes');
   if ((props.committerTimeout?.toSeconds() ?? 60) > 900)
     problems.push('committerTimeout: at most 15 minutes');
+  const perMessage = props.backfill?.recordsPerMessage ?? 10;
+  if (!Number.isInteger(perMessage) || perMessage < 1 || perMessage > 100)
+    problems.push('backfill.recordsPerMessage: must be 1-100');
+  const steps = props.backfill?.stepsPerExecution ?? 1000;
+  if (!Number.isInteger(steps) || steps < 1 || steps > 2000)
+    problems.push('backfill.stepsPerExecution: must be 1-2000 (25,000 history events per execution)');
+  if (props.reconcile) {
+    for (const name of props.reconcile.tables ?? []) {
+      if (!props.tables.some((t) => t.name === name))
+        problems.push(`reconcile.tables: '${name}' is not a configured table`);
+    }
+    const every = props.reconcile.every.toSeconds();
+    const lookback = props.reconcile.lookback?.toSeconds();
+    const settle = props.reconcile.settle?.toSeconds() ?? 900;
+    if (every < 60) problems.push('reconcile.every: at least 1 minute');
+    if (lookback !== undefined && lookback <= every + settle)
+      problems.push('reconcile.lookback: must exceed every + settle, or files fall between two runs');
+  }
   const lease = props.leaseDuration?.toSeconds() ?? 600;
   if (lease <= timeout)
     problems.push(

@@ -3,7 +3,7 @@ import { ConfigError } from './errors.ts';
 
 export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
 
-const tableName = z
+export const tableName = z
   .string()
   .regex(
     /^[a-z0-9][a-z0-9_-]{0,62}$/,
@@ -22,6 +22,11 @@ export const tableConfigSchema = z.object({
   bucket: z.string().optional(),
   /** A rewritten object (new versionId / eTag) is a new file. Auto Loader's `allowOverwrites`. */
   allowOverwrites: z.boolean().default(false),
+  /**
+   * Whether live S3 events feed the table. `false` makes a table that only backfills fill: the target of a
+   * reprocess (docs/operations.md), which must not also take new files from the live stream.
+   */
+  live: z.boolean().default(true),
 });
 
 export const pipelineConfigSchema = z.object({

@@ -9,6 +9,11 @@ export interface ObjectRef {
   readonly sequencer: string | null;
   /** ISO-8601; when S3 created the object (event time). */
   readonly eventTime: string;
+  /**
+   * Set on records a backfill enqueued: the one table they are for. Live events route to every matching
+   * live table; a backfill for table T must not feed the others (nor a reprocess target feed its source).
+   */
+  readonly target?: string;
 }
 
 /** An object routed to one table: the unit the ledger claims. */

@@ -12,7 +12,7 @@ export type RouteResult =
  * Layout `<bucket>#<tag>#<key>`: bucket names have no '#', the tag has none, and the key comes last, so
  * the identity parses back unambiguously whatever the key contains.
  */
-export function fileIdentity(table: TableConfig, object: ObjectRef): string {
+export function fileIdentity(table: Pick<TableConfig, 'allowOverwrites'>, object: ObjectRef): string {
   let tag = '-';
   if (table.allowOverwrites) {
     if (object.versionId) tag = `v:${object.versionId}`;
@@ -49,13 +49,22 @@ export class Router {
     if (this.ignore(object.key)) return { kind: 'skipped', reason: 'temporary or hidden file (ignoreGlobs)' };
     const files: FileRef[] = [];
     for (const { config, glob } of this.tables) {
+      // A backfill's record goes to its one table; a live event to every live table that matches.
+      if (object.target !== undefined ? object.target !== config.name : !config.live) continue;
       if (config.bucket && config.bucket !== object.bucket) continue;
       if (!object.key.startsWith(config.prefix)) continue;
       if (config.suffix && !object.key.endsWith(config.suffix)) continue;
       if (glob && !glob(object.key)) continue;
-      files.push({ ...object, table: config.name, identity: fileIdentity(config, object) });
+      const { target: _, ...ref } = object;
+      files.push({ ...ref, table: config.name, identity: fileIdentity(config, object) });
     }
-    if (files.length === 0) return { kind: 'skipped', reason: 'no table matches' };
+    if (files.length === 0) {
+      const reason =
+        object.target !== undefined && !this.tables.some((t) => t.config.name === object.target)
+          ? `backfill record for table '${object.target}', which is not configured`
+          : 'no table matches';
+      return { kind: 'skipped', reason };
+    }
     return { kind: 'routed', files };
   }
 }

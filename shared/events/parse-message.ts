@@ -35,6 +35,8 @@ const notificationRecord = z.object({
       sequencer: z.string().optional(),
     }),
   }),
+  /** Inlet's own addition on records a backfill enqueued (shared/backfill/enqueue.ts). */
+  inlet: z.object({ table: nonEmpty, run: z.string().optional() }).optional(),
 });
 
 /**
@@ -88,7 +90,7 @@ type RecordOutcome = { object: ObjectRef } | { ignored: string } | { malformed: 
 function parseNotificationRecord(record: unknown): RecordOutcome {
   const parsed = notificationRecord.safeParse(record);
   if (!parsed.success) return { malformed: `not an S3 event record: ${issueText(parsed.error)}` };
-  const { eventName, eventTime, s3 } = parsed.data;
+  const { eventName, eventTime, s3, inlet } = parsed.data;
   if (!eventName.startsWith('ObjectCreated:'))
     return { ignored: `${eventName} is not an object-created event` };
   if (s3.object.size === undefined) return { malformed: 'ObjectCreated record without s3.object.size' };
@@ -107,6 +109,7 @@ function parseNotificationRecord(record: unknown): RecordOutcome {
       versionId: s3.object.versionId ?? null,
       sequencer: s3.object.sequencer ?? null,
       eventTime: isoTime(eventTime),
+      ...(inlet ? { target: inlet.table } : {}),
     },
   };
 }

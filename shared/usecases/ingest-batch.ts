@@ -49,6 +49,8 @@ export interface IngestResult {
     quarantined: number;
     ignored: number;
     skipped: number;
+    /** Files not attempted because half the lease had passed: their messages come back (see claimDeadline). */
+    deferred: number;
   };
   readonly sealed: SealedBatchSummary[];
 }
@@ -88,6 +90,7 @@ export class IngestBatch {
       quarantined: 0,
       ignored: 0,
       skipped: 0,
+      deferred: 0,
     };
 
     // B1. Parse and route; one claim per (table, identity) however many messages name the file.
@@ -129,7 +132,14 @@ export class IngestBatch {
       byTable.set(claim.file.table, list);
     }
     const batchIds = new Map([...byTable.keys()].map((table) => [table, (this.deps.newBatchId ?? ulid)()]));
-    const leaseUntil = this.deps.now() + this.deps.config.leaseSeconds * 1000;
+    const startedAt = this.deps.now();
+    const leaseUntil = startedAt + this.deps.config.leaseSeconds * 1000;
+    // A batch that is still claiming when its first claims' leases run out gets fenced by the takeovers of
+    // its own redelivered messages, and a batch that is always too big never seals (livelock). So claims not
+    // started by half the lease are deferred: their messages fail and return; the rest seals in time.
+    // Lambda's timeout (< lease) usually ends the invocation first; dense messages (a backfill packs
+    // several files into one) and a slow ledger are where this matters.
+    const claimDeadline = startedAt + (this.deps.config.leaseSeconds * 1000) / 2;
     const batchCache = new Map<string, Promise<BatchRecord | undefined>>();
     const resendCommits = new Map<string, { table: string; batchId: string }>();
 
@@ -138,6 +148,11 @@ export class IngestBatch {
     await Promise.all(
       [...claims.values()].map((claim) =>
         limit(async () => {
+          if (this.deps.now() > claimDeadline) {
+            stats.deferred += 1;
+            claim.outcome = 'busy';
+            return;
+          }
           const batchId = batchIds.get(claim.file.table) as string;
           claim.outcome = await this.claim(claim.file, batchId, leaseUntil, batchCache, resendCommits, stats);
         }),

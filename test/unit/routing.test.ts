@@ -76,7 +76,7 @@ describe('fileIdentity', () => {
 describe('parsePipelineConfig', () => {
   it('applies defaults', () => {
     const parsed = parsePipelineConfig({ tables: [{ name: 'orders' }] });
-    expect(parsed.tables[0]).toEqual({ name: 'orders', prefix: '', allowOverwrites: false });
+    expect(parsed.tables[0]).toEqual({ name: 'orders', prefix: '', allowOverwrites: false, live: true });
     expect(parsed.ignoreGlobs).toEqual(['**/_temporary/**', '**/*.tmp', '**/.*']);
     expect(parsed.leaseSeconds).toBe(900);
   });
