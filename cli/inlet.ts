@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { stopBackgroundEmulator } from '../local/state.ts';
 import { destroyClients } from '../shared/aws/clients.ts';
+import { backfillStart, backfillStatus, type StartOptions } from './commands/backfill.ts';
 import { redrive } from './commands/dlq.ts';
 import { files } from './commands/files.ts';
 import { manifests } from './commands/manifests.ts';
@@ -74,6 +75,37 @@ program
   .requiredOption('--table <name>', 'the table whose landing prefix receives them')
   .description("upload files to a table's landing prefix")
   .action((paths: string[], o: { table: string }) => withTarget((t, json) => put(t, paths, { ...o, json })));
+const backfill = program
+  .command('backfill')
+  .description('list S3 and ingest what the ledger has not seen, through the backfill state machine');
+backfill
+  .command('start')
+  .requiredOption('--table <name>', 'the table to fill (a reprocess: a new table, live: false)')
+  .option('--prefix <prefix>', "only keys under this prefix (within the table's prefix)")
+  .option('--start-after <key>', 'resume after this key (a failed run prints it)')
+  .option('--modified-after <date>', 'only objects last modified at or after this ISO-8601 time')
+  .option('--modified-before <date>', 'only objects last modified before this ISO-8601 time')
+  .option('--glob <glob>', "only keys matching this glob, on top of the table's filters")
+  .option('--max-objects <n>', 'stop after listing this many objects', integer)
+  .option('--dry-run', 'list, filter and check the ledger; enqueue nothing', false)
+  .option('--wait', 'wait for the run to end, with a progress bar', false)
+  .option('--name <name>', 'execution name (default: <table>-<time>-<random>)')
+  .description('start a backfill; prints its execution name')
+  .action((o: Omit<StartOptions, 'json'>) =>
+    withTarget(async (t, json) => {
+      process.exitCode = await backfillStart(t, { ...o, json });
+    }),
+  );
+backfill
+  .command('status')
+  .argument('<execution>', 'execution name or ARN')
+  .option('--wait', 'wait for the run to end, with a progress bar', false)
+  .description('a backfill run: status, counts, continuations; how to resume a failed one')
+  .action((execution: string, o: { wait: boolean }) =>
+    withTarget(async (t, json) => {
+      process.exitCode = await backfillStatus(t, execution, { ...o, json });
+    }),
+  );
 program
   .command('down')
   .description("stop local mode's background emulator (its data goes with it)")

@@ -50,6 +50,7 @@ writeLocalConfig({
   ingestDlqUrl: o[OUTPUTS.ingestDlqUrl] ?? '',
   commitQueueUrl: o[OUTPUTS.commitQueueUrl] ?? '',
   commitDlqUrl: o[OUTPUTS.commitDlqUrl] ?? '',
+  backfillStateMachineArn: o[OUTPUTS.backfillStateMachine] ?? '',
 });
 say(
   `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,

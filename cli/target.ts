@@ -21,6 +21,10 @@ export interface CliTarget {
   readonly commitDlqUrl: string;
   readonly tables: Array<{ name: string; prefix: string }>;
   readonly local: boolean;
+  readonly backfillStateMachineArn: string;
+  /** Local mode only: the emulator endpoint and region, for the local backfill executor. */
+  readonly endpoint?: string;
+  readonly region?: string;
 }
 
 /** A one-line error for the user: printed without a stack trace, exit code 1. */
@@ -57,6 +61,9 @@ interface TargetNames {
   readonly commitQueueUrl: string;
   readonly commitDlqUrl: string;
   readonly tables: Array<{ name: string; prefix: string }>;
+  readonly backfillStateMachineArn: string;
+  readonly endpoint?: string;
+  readonly region?: string;
 }
 
 function build(where: string, target: AwsTarget, names: TargetNames, local: boolean): CliTarget {
@@ -104,6 +111,7 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
         tables: JSON.parse(outputs[OUTPUTS.tables] ?? '[]'),
         ledgerTable: outputs[OUTPUTS.ledgerTable] ?? '',
         manifestBucket: outputs[OUTPUTS.manifestBucket] ?? '',
+        backfillStateMachineArn: outputs[OUTPUTS.backfillStateMachine] ?? '',
       },
       false,
     );
@@ -125,6 +133,9 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
       tables: local.tables,
       ledgerTable: local.ledgerTable,
       manifestBucket: local.manifestBucket,
+      backfillStateMachineArn: local.backfillStateMachineArn ?? '',
+      endpoint: local.endpoint,
+      region: local.region,
     },
     true,
   );

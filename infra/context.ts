@@ -15,6 +15,13 @@ const contextSchema = z.object({
   batcherTimeoutSeconds: z.coerce.number().int().optional(),
   committerTimeoutSeconds: z.coerce.number().int().optional(),
   sweepIntervalSeconds: z.coerce.number().int().optional(),
+  backfillRecordsPerMessage: z.coerce.number().int().optional(),
+  backfillPagesPerStep: z.coerce.number().int().optional(),
+  backfillStepsPerExecution: z.coerce.number().int().optional(),
+  /** Reconcile schedule in minutes; unset = off. */
+  reconcileEveryMinutes: z.coerce.number().int().optional(),
+  reconcileLookbackMinutes: z.coerce.number().int().optional(),
+  reconcileSettleMinutes: z.coerce.number().int().optional(),
   removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
   deletionProtection: z
     .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
@@ -56,6 +63,25 @@ export function readContext(get: (key: string) => unknown): { stackName: string;
           c.committerTimeoutSeconds === undefined ? undefined : Duration.seconds(c.committerTimeoutSeconds),
         sweepInterval:
           c.sweepIntervalSeconds === undefined ? undefined : Duration.seconds(c.sweepIntervalSeconds),
+        backfill: {
+          recordsPerMessage: c.backfillRecordsPerMessage,
+          pagesPerStep: c.backfillPagesPerStep,
+          stepsPerExecution: c.backfillStepsPerExecution,
+        },
+        reconcile:
+          c.reconcileEveryMinutes === undefined
+            ? undefined
+            : {
+                every: Duration.minutes(c.reconcileEveryMinutes),
+                lookback:
+                  c.reconcileLookbackMinutes === undefined
+                    ? undefined
+                    : Duration.minutes(c.reconcileLookbackMinutes),
+                settle:
+                  c.reconcileSettleMinutes === undefined
+                    ? undefined
+                    : Duration.minutes(c.reconcileSettleMinutes),
+              },
         removalPolicy: c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
         deletionProtection: c.deletionProtection,
       },

@@ -17,6 +17,7 @@ export const SERVICE = {
   batcher: 'inlet-batcher',
   committer: 'inlet-committer',
   sweeper: 'inlet-sweeper',
+  backfill: 'inlet-backfill',
 } as const;
 
 export interface PipelineFunctionsProps {
@@ -30,6 +31,12 @@ export interface PipelineFunctionsProps {
   readonly committerTimeout: Duration;
   readonly sweepInterval: Duration;
   readonly logRetention: RetentionDays;
+  /** Backfill tuning (infra/props.ts `backfill`). */
+  readonly backfill: {
+    readonly recordsPerMessage: number;
+    readonly pagesPerStep: number;
+    readonly stepsPerExecution: number;
+  };
 }
 
 /** The stateless half: three functions, their event sources, schedule and least-privilege grants. */
@@ -37,6 +44,8 @@ export class PipelineFunctions extends Construct {
   readonly batcher: NodejsFunction;
   readonly committer: NodejsFunction;
   readonly sweeper: NodejsFunction;
+  /** Plan and step tasks of the backfill state machine (infra/backfill.ts). */
+  readonly backfill: NodejsFunction;
 
   constructor(scope: Construct, id: string, props: PipelineFunctionsProps) {
     super(scope, id);
@@ -79,6 +88,18 @@ export class PipelineFunctions extends Construct {
     this.batcher = make('batcher', 1024, props.batcherTimeout);
     this.committer = make('committer', 512, props.committerTimeout);
     this.sweeper = make('sweeper', 256, Duration.minutes(1));
+    this.backfill = make('backfill', 1024, Duration.minutes(5));
+    for (const [name, value] of Object.entries({
+      INLET_LANDING_BUCKET: state.landingBucket.bucketName,
+      INLET_INGEST_QUEUE_URL: state.ingestQueue.queueUrl,
+      INLET_BACKFILL_RECORDS_PER_MESSAGE: String(props.backfill.recordsPerMessage),
+      INLET_BACKFILL_PAGES_PER_STEP: String(props.backfill.pagesPerStep),
+      // Steps stop starting pages after 2 minutes: far inside the 5-minute timeout.
+      INLET_BACKFILL_STEP_BUDGET_SECONDS: '120',
+      INLET_BACKFILL_STEPS_PER_EXECUTION: String(props.backfill.stepsPerExecution),
+    })) {
+      this.backfill.addEnvironment(name, value);
+    }
 
     this.batcher.addEventSource(
       new SqsEventSource(state.ingestQueue, {
@@ -125,6 +146,14 @@ export class PipelineFunctions extends Construct {
     allow(this.sweeper, ['dynamodb:Query'], [`${ledgerArn}/index/*`]);
     allow(this.sweeper, ['dynamodb:GetItem'], [ledgerArn]);
     state.commitQueue.grantSendMessages(this.sweeper);
+    // Backfill: list the buckets its tables read, look claims up (never write them), enqueue.
+    const buckets = [
+      state.landingBucket.bucketArn,
+      ...new Set(props.config.tables.flatMap((t) => (t.bucket ? [`arn:aws:s3:::${t.bucket}`] : []))),
+    ];
+    allow(this.backfill, ['s3:ListBucket', 's3:ListBucketVersions'], buckets);
+    allow(this.backfill, ['dynamodb:BatchGetItem'], [ledgerArn]);
+    state.ingestQueue.grantSendMessages(this.backfill);
 
     // The object-prefix and index wildcards above are the narrowest scopes S3 and DynamoDB offer.
     const ref = (resource: IConstruct) =>

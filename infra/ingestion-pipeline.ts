@@ -7,6 +7,7 @@ import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { DEFAULT_IGNORE_GLOBS, type PipelineConfig, parsePipelineConfig } from '../shared/config.ts';
+import { BackfillWorkflow } from './backfill.ts';
 import { PipelineFunctions } from './functions.ts';
 import { Monitoring } from './monitoring.ts';
 import {
@@ -28,6 +29,8 @@ export class IngestionPipeline extends Construct {
   readonly state: StatefulResources;
   readonly functions: PipelineFunctions;
   readonly monitoring: Monitoring;
+  /** The backfill state machine, and the reconcile schedule when configured. */
+  readonly backfill: BackfillWorkflow;
   readonly alarmTopic: ITopic;
   readonly eventBus: IEventBus;
   readonly eventMode: EventMode;
@@ -68,11 +71,29 @@ export class IngestionPipeline extends Construct {
       committerTimeout,
       sweepInterval: props.sweepInterval ?? Duration.minutes(5),
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      backfill: {
+        recordsPerMessage: props.backfill?.recordsPerMessage ?? 10,
+        pagesPerStep: props.backfill?.pagesPerStep ?? 20,
+        stepsPerExecution: props.backfill?.stepsPerExecution ?? 1000,
+      },
+    });
+    this.backfill = new BackfillWorkflow(this, 'Backfill', {
+      fn: this.functions.backfill,
+      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      ...(props.reconcile
+        ? {
+            reconcile: {
+              ...props.reconcile,
+              tables: props.reconcile.tables ?? this.config.tables.filter((t) => t.live).map((t) => t.name),
+            },
+          }
+        : {}),
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       state: this.state,
       alarmTopic: this.alarmTopic,
       maxMessageAge: props.maxMessageAge ?? Duration.minutes(15),
+      reconcile: props.reconcile !== undefined,
     });
 
     const imported = props.landingBucket !== undefined;

@@ -24,6 +24,7 @@ export const OUTPUTS = {
   dashboard: 'DashboardName',
   alarmTopic: 'AlarmTopicArn',
   eventBus: 'EventBusName',
+  backfillStateMachine: 'BackfillStateMachineArn',
 } as const;
 
 export class InletStack extends Stack {
@@ -52,5 +53,6 @@ export class InletStack extends Stack {
     out(OUTPUTS.dashboard, this.pipeline.monitoring.dashboard.dashboardName);
     out(OUTPUTS.alarmTopic, this.pipeline.alarmTopic.topicArn);
     out(OUTPUTS.eventBus, this.pipeline.eventBus.eventBusName);
+    out(OUTPUTS.backfillStateMachine, this.pipeline.backfill.stateMachine.stateMachineArn);
   }
 }

@@ -19,6 +19,8 @@ export interface MonitoringProps {
   readonly state: StatefulResources;
   readonly alarmTopic: ITopic;
   readonly maxMessageAge: Duration;
+  /** A reconcile schedule is on: alarm when it finds files the ledger never saw. */
+  readonly reconcile: boolean;
 }
 
 /** Dashboard and alarms over the Powertools (EMF) metrics and the queues. */
@@ -40,6 +42,7 @@ export class Monitoring extends Construct {
     const batcher = (name: MetricName, statistic?: string) => m(SERVICE.batcher, name, statistic);
     const committer = (name: MetricName, statistic?: string) => m(SERVICE.committer, name, statistic);
     const sweeper = (name: MetricName) => m(SERVICE.sweeper, name);
+    const backfill = (name: MetricName) => m(SERVICE.backfill, name);
 
     const dlqDepth = (label: string, metric: IMetric) => ({ label, metric });
     const ingestDlq = state.ingestDlq.metricApproximateNumberOfMessagesVisible({
@@ -100,6 +103,19 @@ export class Monitoring extends Construct {
             width: 24,
           }),
         ],
+        [
+          new GraphWidget({
+            title: 'Backfill and reconcile',
+            left: [
+              backfill(METRIC.backfillListed),
+              backfill(METRIC.backfillEnqueued),
+              backfill(METRIC.backfillAlreadyIngested),
+              backfill(METRIC.reconcileListed),
+              backfill(METRIC.reconcileMissing),
+            ],
+            width: 24,
+          }),
+        ],
       ],
     });
 
@@ -151,5 +167,13 @@ export class Monitoring extends Construct {
       1,
       'A sealed batch waited longer than the sweep interval for its commit.',
     );
+    if (props.reconcile) {
+      alarm(
+        'ReconcileFoundMissing',
+        backfill(METRIC.reconcileMissing),
+        1,
+        'Reconcile found files the ledger never saw (lost S3 events) and enqueued them: check the notification setup.',
+      );
+    }
   }
 }

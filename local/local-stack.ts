@@ -20,7 +20,7 @@ export const LOCAL_OVERRIDES: Record<string, unknown> = {
   'inlet:deletionProtection': false,
 };
 
-export type FunctionName = 'Batcher' | 'Committer' | 'Sweeper';
+export type FunctionName = 'Batcher' | 'Committer' | 'Sweeper' | 'Backfill';
 
 export interface EventSourceSettings {
   readonly queueUrl: string;
@@ -97,7 +97,7 @@ export async function bringUpLocalStack(
   };
   const environment = {} as Record<FunctionName, Record<string, string>>;
   const eventSources: Partial<Record<FunctionName, EventSourceSettings>> = {};
-  for (const name of ['Batcher', 'Committer', 'Sweeper'] as const) {
+  for (const name of ['Batcher', 'Committer', 'Sweeper', 'Backfill'] as const) {
     const id = functionLogicalId(template, name);
     const variables = ((
       template.Resources[id]?.Properties?.Environment as { Variables?: Record<string, unknown> }

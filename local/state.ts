@@ -6,6 +6,8 @@ import { projectRoot } from './paths.ts';
 /** `.inlet/` in the project, or INLET_STATE_DIR (tests use their own). */
 export const stateDir = process.env.INLET_STATE_DIR ?? join(projectRoot, '.inlet');
 export const localJson = join(stateDir, 'local.json');
+/** Local backfill executions, one JSON record each (`inlet backfill status`). */
+export const backfillRecordsDir = join(stateDir, 'backfills');
 const emulatorJson = join(stateDir, 'emulator.json');
 
 /** `.inlet/local.json`: what the CLI, and any tool, needs to reach local mode. */
@@ -21,6 +23,8 @@ export interface LocalConfig {
   readonly ingestDlqUrl: string;
   readonly commitQueueUrl: string;
   readonly commitDlqUrl: string;
+  /** Absent in a local.json from before backfills existed: `npm start` rewrites it. */
+  readonly backfillStateMachineArn?: string;
 }
 
 export function writeLocalConfig(config: LocalConfig): void {

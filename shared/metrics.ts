@@ -17,6 +17,12 @@ export const METRIC = {
   commitErrors: 'CommitErrors',
   staleBatches: 'StaleBatchesResent',
   stalePending: 'StaleVersionsResent',
+  backfillListed: 'BackfillObjectsListed',
+  backfillEnqueued: 'BackfillFilesEnqueued',
+  backfillAlreadyIngested: 'BackfillFilesAlreadyIngested',
+  reconcileListed: 'ReconcileObjectsListed',
+  /** Files in the bucket the ledger never saw (lost S3 events), enqueued by reconcile. */
+  reconcileMissing: 'ReconcileFilesMissing',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

@@ -1,6 +1,7 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -14,6 +15,8 @@ export interface AwsClients {
   readonly sfn: SFNClient;
   readonly events: EventBridgeClient;
   readonly cloudformation: CloudFormationClient;
+  /** Local mode reads deployed functions' configuration (the backfill executor). */
+  readonly lambda: LambdaClient;
 }
 
 /**
@@ -30,6 +33,7 @@ export function createClients(target: AwsTarget): AwsClients {
     sfn: new SFNClient(config),
     events: new EventBridgeClient(config),
     cloudformation: new CloudFormationClient(config),
+    lambda: new LambdaClient(config),
   };
 }
 

@@ -4,6 +4,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { S3ObjectLister } from '../backfill/s3-lister.ts';
+import { SqsEnqueuer } from '../backfill/sqs-enqueuer.ts';
 import { configFromEnv, type PipelineConfig } from '../config.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
 import type { Log } from '../log.ts';
@@ -11,6 +13,7 @@ import type { MetricsSink } from '../metrics.ts';
 import { EventBridgePublisher, noEvents } from '../storage/eventbridge-publisher.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../storage/sqs-commit-queue.ts';
+import type { BackfillDeps } from '../usecases/backfill.ts';
 import { PowertoolsMetrics } from './powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from './target.ts';
 
@@ -20,14 +23,11 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return value;
 }
 
-/**
- * Everything a Lambda entrypoint needs, from its environment: built once per container at module scope.
- * INLET_AWS_ENDPOINT (set only by the local runner) points the same code at an emulator.
- */
-export function runtimeFromEnv(
+/** What every entrypoint builds: configuration, the SDK clients, logger, metrics and the ledger. */
+function baseRuntime(
   service: string,
-  env: NodeJS.ProcessEnv = process.env,
-  overrides: { readonly log?: Log; readonly metrics?: MetricsSink } = {},
+  env: NodeJS.ProcessEnv,
+  overrides: { readonly log?: Log; readonly metrics?: MetricsSink },
 ) {
   const config: PipelineConfig = configFromEnv(env);
   // Only the four clients the functions use: createClients would also bundle and construct CloudFormation
@@ -47,14 +47,6 @@ export function runtimeFromEnv(
     client: clients.dynamodb,
     tableName: required(env, 'INLET_LEDGER_TABLE'),
   });
-  const store = new S3BatchStore({ client: clients.s3, bucket: required(env, 'INLET_MANIFEST_BUCKET') });
-  const commitQueue = new SqsCommitQueue({
-    client: clients.sqs,
-    queueUrl: required(env, 'INLET_COMMIT_QUEUE_URL'),
-  });
-  const events = env.INLET_EVENT_BUS
-    ? new EventBridgePublisher({ client: clients.events, eventBusName: env.INLET_EVENT_BUS })
-    : noEvents;
   const log: Log = {
     debug: (message, extra) => logger.debug(message, extra ?? {}),
     info: (message, extra) => logger.info(message, extra ?? {}),
@@ -67,9 +59,57 @@ export function runtimeFromEnv(
     log: overrides.log ?? log,
     metrics: overrides.metrics ?? metrics,
     ledger,
-    store,
-    commitQueue,
-    events,
     now: Date.now,
+  };
+}
+
+/**
+ * Everything a Lambda entrypoint needs, from its environment: built once per container at module scope.
+ * INLET_AWS_ENDPOINT (set only by the local runner) points the same code at an emulator.
+ */
+export function runtimeFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: { readonly log?: Log; readonly metrics?: MetricsSink } = {},
+) {
+  const base = baseRuntime(service, env, overrides);
+  const store = new S3BatchStore({ client: base.clients.s3, bucket: required(env, 'INLET_MANIFEST_BUCKET') });
+  const commitQueue = new SqsCommitQueue({
+    client: base.clients.sqs,
+    queueUrl: required(env, 'INLET_COMMIT_QUEUE_URL'),
+  });
+  const events = env.INLET_EVENT_BUS
+    ? new EventBridgePublisher({ client: base.clients.events, eventBusName: env.INLET_EVENT_BUS })
+    : noEvents;
+  return { ...base, store, commitQueue, events };
+}
+
+function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name] === undefined ? fallback : Number(env[name]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+/** The backfill function's dependencies (shared/usecases/backfill.ts), from its environment. */
+export function backfillFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: { readonly log?: Log; readonly metrics?: MetricsSink } = {},
+): BackfillDeps {
+  const base = baseRuntime(service, env, overrides);
+  return {
+    ...base,
+    landingBucket: required(env, 'INLET_LANDING_BUCKET'),
+    lister: new S3ObjectLister(base.clients.s3),
+    enqueuer: new SqsEnqueuer({
+      client: base.clients.sqs,
+      queueUrl: required(env, 'INLET_INGEST_QUEUE_URL'),
+      recordsPerMessage: positiveInt(env, 'INLET_BACKFILL_RECORDS_PER_MESSAGE', 10),
+    }),
+    limits: {
+      pagesPerStep: positiveInt(env, 'INLET_BACKFILL_PAGES_PER_STEP', 20),
+      stepBudgetMs: positiveInt(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', 120) * 1000,
+      stepsPerExecution: positiveInt(env, 'INLET_BACKFILL_STEPS_PER_EXECUTION', 1000),
+    },
   };
 }

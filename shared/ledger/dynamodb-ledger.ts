@@ -1,9 +1,11 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -13,7 +15,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { classifyAwsError } from '../errors.ts';
+import { classifyAwsError, DefiniteFailureError } from '../errors.ts';
 import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
 import { batchKey, fileKey, parseFilePk, quarantineKey, SEALED_INDEX, tableKey } from './keys.ts';
 import type {
@@ -417,6 +419,31 @@ export class DynamoDbLedger implements Ledger {
       ),
     );
     return Item ? toFileEntry(Item) : undefined;
+  }
+
+  async knownIdentities(table: string, identities: readonly string[]): Promise<Set<string>> {
+    const known = new Set<string>();
+    for (let i = 0; i < identities.length; i += 100) {
+      let keys: Item[] = [...new Set(identities.slice(i, i + 100))].map((id) => fileKey(table, id));
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt > 0) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
+        if (attempt > 8) throw new DefiniteFailureError(`read ledger: ${keys.length} keys left unprocessed`);
+        const page = await this.send('read ledger', () =>
+          this.doc.send(
+            new BatchGetCommand({
+              RequestItems: { [this.tableName]: { Keys: keys, ProjectionExpression: 'pk' } },
+            }),
+          ),
+        );
+        for (const item of page.Responses?.[this.tableName] ?? []) {
+          const parsed = parseFilePk(item.pk as string);
+          if (parsed) known.add(parsed.identity);
+        }
+        // Throttled keys come back unprocessed: retried with backoff, as the SDK docs ask.
+        keys = (page.UnprocessedKeys?.[this.tableName]?.Keys as Item[] | undefined) ?? [];
+      }
+    }
+    return known;
   }
 
   async scanFiles(filter: { table?: string; keyPrefix?: string; limit?: number }): Promise<FileEntry[]> {

@@ -74,6 +74,11 @@ export interface Ledger {
   quarantine(entry: QuarantineEntry): Promise<void>;
   listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]>;
   getFile(table: string, identity: string): Promise<FileEntry | undefined>;
+  /**
+   * Which of these identities the ledger has a claim for (eventually consistent reads, 100 per request):
+   * backfill and reconcile skip them. Not on the ingestion path.
+   */
+  knownIdentities(table: string, identities: readonly string[]): Promise<Set<string>>;
   /** Operator look-up by key prefix: a Scan, never on the ingestion path. */
   scanFiles(filter: { table?: string; keyPrefix?: string; limit?: number }): Promise<FileEntry[]>;
 }

@@ -122,7 +122,7 @@ describe('IngestionPipeline', () => {
     t.resourcePropertiesCountIs(
       'AWS::Lambda::Function',
       { Runtime: 'nodejs22.x', Architectures: ['arm64'] },
-      3,
+      4,
     );
     t.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
@@ -132,7 +132,8 @@ describe('IngestionPipeline', () => {
         }),
       },
     });
-    t.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 3);
+    // Four functions and the backfill state machine.
+    t.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 5);
   });
 
   it('grants each function only the actions its protocol steps use', () => {
@@ -162,9 +163,43 @@ describe('IngestionPipeline', () => {
       'dynamodb:GetItem',
       'dynamodb:Query',
     ]);
-    for (const name of ['Batcher', 'Committer', 'Sweeper']) {
+    // Backfill: list and look up, never write the ledger.
+    expect(policyActions(t, 'Backfill').filter((a) => a.startsWith('dynamodb:'))).toEqual([
+      'dynamodb:BatchGetItem',
+    ]);
+    expect(policyActions(t, 'Backfill')).toEqual(
+      expect.arrayContaining(['s3:ListBucket', 's3:ListBucketVersions', 'sqs:SendMessage']),
+    );
+    for (const name of ['Batcher', 'Committer', 'Sweeper', 'Backfill']) {
       expect(policyActions(t, name).some((a) => a.endsWith(':*'))).toBe(false);
     }
+  });
+
+  it('has a backfill state machine: plan, step with retry on throttling, continue-as-new, failure report', () => {
+    const machines = t.findResources('AWS::StepFunctions::StateMachine');
+    expect(Object.keys(machines)).toHaveLength(1);
+    const machine = Object.values(machines)[0] as { Properties: Record<string, unknown> };
+    const parts = (machine.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    const text = parts.map((p) => (typeof p === 'string' ? p : 'X')).join('');
+    const definition = JSON.parse(text.replace(/arn:X:/g, 'arn:aws:').replace(/"X"/g, '"x"'));
+    expect(definition.StartAt).toBe('Plan');
+    expect(Object.keys(definition.States).sort()).toEqual(
+      ['Continued', 'ContinueAsNew', 'DescribeFailure', 'Done', 'Failed', 'Plan', 'Step', 'WhatNext'].sort(),
+    );
+    const retry = definition.States.Step.Retry.find((r: { ErrorEquals: string[] }) =>
+      r.ErrorEquals.includes('Inlet.Throttled'),
+    );
+    expect(retry).toMatchObject({ BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 8 });
+    expect(definition.States.Step.Catch[0]).toMatchObject({
+      ErrorEquals: ['States.ALL'],
+      Next: 'DescribeFailure',
+    });
+    expect(definition.States.ContinueAsNew.Parameters['StateMachineArn.$']).toBe('$$.StateMachine.Id');
+    expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
+    // Reconcile is off unless configured.
+    expect(Object.keys(t.findResources('AWS::Events::Rule')).some((id) => id.includes('Reconcile'))).toBe(
+      false,
+    );
   });
 
   it('alarms on DLQs, message age, commit errors and stalled versions, to the alarm topic', () => {
@@ -219,6 +254,25 @@ describe('IngestionPipeline', () => {
         }),
       ],
     });
+  });
+
+  it('schedules reconcile per live table when asked, and alarms when it finds missing files', () => {
+    const r = template({
+      tables: [...TABLES, { name: 'orders_v2', prefix: 'orders/', live: false }],
+      pipeline: { reconcile: { every: Duration.hours(1) } },
+    });
+    const rules = Object.values(r.findResources('AWS::Events::Rule')).filter(
+      (rule) => rule.Properties.ScheduleExpression === 'rate(1 hour)',
+    );
+    const inputs = rules.map((rule) => JSON.parse(rule.Properties.Targets[0].Input));
+    expect(inputs).toEqual([
+      { table: 'orders', mode: 'reconcile', lookbackSeconds: 8100, settleSeconds: 900 },
+      { table: 'clicks', mode: 'reconcile', lookbackSeconds: 8100, settleSeconds: 900 },
+    ]);
+    r.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ReconcileFilesMissing' });
+    expect(() =>
+      template({ pipeline: { reconcile: { every: Duration.hours(1), lookback: Duration.hours(1) } } }),
+    ).toThrow(/reconcile.lookback: must exceed every \+ settle/);
   });
 
   it('outputs every name the CLI needs', () => {

@@ -1,0 +1,179 @@
+import { ArnFormat, type CfnElement, Duration, Names, Stack, Validations } from 'aws-cdk-lib';
+import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
+import { SfnStateMachine } from 'aws-cdk-lib/aws-events-targets';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  Choice,
+  Condition,
+  DefinitionBody,
+  Fail,
+  JitterType,
+  JsonPath,
+  LogLevel,
+  Pass,
+  StateMachine,
+  Succeed,
+  TaskInput,
+} from 'aws-cdk-lib/aws-stepfunctions';
+import { CallAwsService, LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import { RETRYABLE_ERRORS } from '../shared/handlers/backfill-handler.ts';
+import type { ReconcileProps } from './props.ts';
+
+export interface BackfillWorkflowProps {
+  readonly fn: IFunction;
+  readonly logRetention: RetentionDays;
+  /** Reconcile schedule, per table; none by default. */
+  readonly reconcile?: ReconcileProps & { readonly tables: readonly string[] };
+}
+
+/** State names: the local executor and the tests find tasks by these. */
+export const BACKFILL_STATES = {
+  plan: 'Plan',
+  step: 'Step',
+  next: 'WhatNext',
+  continueAsNew: 'ContinueAsNew',
+  continued: 'Continued',
+  done: 'Done',
+  describeFailure: 'DescribeFailure',
+  failed: 'Failed',
+} as const;
+
+/**
+ * The backfill state machine (docs/operations.md): Plan validates the input, Step lists up to 20 pages
+ * and enqueues what the ledger has not seen, looping until the listing ends. After `stepsPerExecution`
+ * steps it starts itself again with the cursor and totals (continue-as-new), so no execution nears the
+ * 25,000-event history limit however large the bucket. Throttling is retried with backoff and jitter; any
+ * other failure ends the run with the totals and the last key done, from which `startAfter` resumes it.
+ */
+export class BackfillWorkflow extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly reconcileRules: Rule[] = [];
+
+  constructor(scope: Construct, id: string, props: BackfillWorkflowProps) {
+    super(scope, id);
+    const S = BACKFILL_STATES;
+    const stack = Stack.of(this);
+    // Named, so its own ARN can be granted to it (continue-as-new) without a dependency cycle.
+    const stateMachineName = Names.uniqueResourceName(this, { maxLength: 80 });
+    const selfArn = stack.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+
+    const plan = new LambdaInvoke(this, S.plan, {
+      lambdaFunction: props.fn,
+      payload: TaskInput.fromObject({
+        action: 'plan',
+        input: JsonPath.entirePayload,
+        execution: {
+          name: JsonPath.stringAt('$$.Execution.Name'),
+          startTime: JsonPath.stringAt('$$.Execution.StartTime'),
+        },
+      }),
+      outputPath: '$.Payload',
+    });
+    const step = new LambdaInvoke(this, S.step, {
+      lambdaFunction: props.fn,
+      payload: TaskInput.fromObject({ action: 'step', state: JsonPath.entirePayload }),
+      outputPath: '$.Payload',
+    });
+    step.addRetry({
+      errors: [RETRYABLE_ERRORS.throttled, RETRYABLE_ERRORS.transient, 'Lambda.TooManyRequestsException'],
+      interval: Duration.seconds(2),
+      backoffRate: 2,
+      maxAttempts: 8,
+      maxDelay: Duration.minutes(1),
+      jitterStrategy: JitterType.FULL,
+    });
+    const describeFailure = new Pass(this, S.describeFailure, {
+      parameters: {
+        error: JsonPath.stringAt('$.failure.Error'),
+        cause: JsonPath.jsonToString(JsonPath.objectAt('$')),
+      },
+    });
+    step.addCatch(describeFailure, { errors: ['States.ALL'], resultPath: '$.failure' });
+    describeFailure.next(new Fail(this, S.failed, { errorPath: '$.error', causePath: '$.cause' }));
+
+    const continueAsNew = new CallAwsService(this, S.continueAsNew, {
+      service: 'sfn',
+      action: 'startExecution',
+      parameters: {
+        StateMachineArn: JsonPath.stringAt('$$.StateMachine.Id'),
+        Name: JsonPath.stringAt('$.continuation.name'),
+        Input: JsonPath.jsonToString(JsonPath.objectAt('$.continuation.input')),
+      },
+      iamResources: [selfArn],
+      resultSelector: { continuedAs: JsonPath.stringAt('$.ExecutionArn') },
+      resultPath: '$.link',
+    });
+    // Same name, same input: StartExecution is idempotent, so retrying a lost response is safe.
+    continueAsNew.addRetry({ errors: ['States.ALL'], maxAttempts: 4, jitterStrategy: JitterType.FULL });
+    const continued = new Pass(this, S.continued, {
+      parameters: { output: JsonPath.jsonMerge(JsonPath.objectAt('$.summary'), JsonPath.objectAt('$.link')) },
+      outputPath: '$.output',
+    });
+    const done = new Succeed(this, S.done, { outputPath: '$.summary' });
+
+    const next = new Choice(this, S.next)
+      .when(Condition.stringEquals('$.next', 'done'), done)
+      .when(Condition.stringEquals('$.next', 'continue'), continueAsNew.next(continued))
+      .otherwise(step);
+    plan.next(step);
+    step.next(next);
+
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineName,
+      definitionBody: DefinitionBody.fromChainable(plan),
+      tracingEnabled: true,
+      logs: {
+        destination: new LogGroup(this, 'Logs', { retention: props.logRetention }),
+        level: LogLevel.ALL,
+        includeExecutionData: true,
+      },
+      comment: 'Inlet backfill / reprocess / reconcile: lists S3, enqueues files the ledger has not seen.',
+    });
+    const fnId = stack.resolve((props.fn.node.defaultChild as CfnElement).logicalId) as string;
+    for (const [resource, reason] of [
+      [
+        `<${fnId}.Arn>:*`,
+        'Invoke of the backfill function and its versions: how the Lambda task integration grants it.',
+      ],
+      ['*', 'X-Ray tracing and CloudWatch Logs delivery: these actions take no resource-level permissions.'],
+    ] as const) {
+      Validations.of(this.stateMachine).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::${resource}]`,
+        reason,
+      });
+    }
+
+    if (props.reconcile) {
+      const every = props.reconcile.every;
+      const settle = props.reconcile.settle ?? Duration.minutes(15);
+      const lookback =
+        props.reconcile.lookback ?? Duration.seconds(every.toSeconds() * 2 + settle.toSeconds());
+      for (const table of props.reconcile.tables) {
+        this.reconcileRules.push(
+          new Rule(this, `Reconcile-${table}`, {
+            description: `Inlet reconcile of ${table}: enqueue files the ledger never saw`,
+            schedule: Schedule.rate(every),
+            targets: [
+              new SfnStateMachine(this.stateMachine, {
+                input: RuleTargetInput.fromObject({
+                  table,
+                  mode: 'reconcile',
+                  lookbackSeconds: lookback.toSeconds(),
+                  settleSeconds: settle.toSeconds(),
+                }),
+                retryAttempts: 4,
+              }),
+            ],
+          }),
+        );
+      }
+    }
+  }
+}

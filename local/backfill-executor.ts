@@ -1,0 +1,265 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
+import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
+import { StateMachine } from 'aws-local-stepfunctions';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import { backfillFromEnv } from '../shared/aws/runtime.ts';
+import type { BackfillSummary } from '../shared/backfill/request.ts';
+import { type BackfillTask, makeBackfillHandler } from '../shared/handlers/backfill-handler.ts';
+import type { Log } from '../shared/log.ts';
+import type { MetricsSink } from '../shared/metrics.ts';
+import type { BackfillDeps } from '../shared/usecases/backfill.ts';
+
+// aws-local-stepfunctions 3 targets Node 22 and calls Promise.withResolvers (Node >= 22); Node 20 runs it
+// with this standard polyfill. Local mode and tests only: the Lambda functions never load this file.
+const promiseCtor = Promise as unknown as { withResolvers?: unknown };
+if (!promiseCtor.withResolvers) {
+  promiseCtor.withResolvers = <T>() => {
+    let resolve!: (value: T) => void;
+    let reject!: (reason?: unknown) => void;
+    const promise = new Promise<T>((a, b) => {
+      resolve = a;
+      reject = b;
+    });
+    return { promise, resolve, reject };
+  };
+}
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+
+/** One execution, as DescribeExecution would show it, plus the progress the CLI draws. */
+export interface ExecutionRecord {
+  readonly name: string;
+  readonly executionArn: string;
+  readonly stateMachineArn: string;
+  status: ExecutionStatus;
+  readonly startDate: string;
+  stopDate?: string;
+  readonly input: unknown;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+  /** The latest step's totals. */
+  progress?: BackfillSummary;
+  /** Step retries (throttling, transient errors). */
+  retries: number;
+  /** The execution this one continued as (continue-as-new). */
+  continuedAs?: string;
+  /** pid of the process running it: a record left RUNNING by a dead process is reported as such. */
+  readonly pid: number;
+}
+
+export interface LocalBackfillOptions {
+  readonly clients: AwsClients;
+  readonly stateMachineArn: string;
+  readonly endpoint: string;
+  readonly region: string;
+  /** Where execution records go, one JSON file each (`inlet backfill status` reads them). */
+  readonly recordsDir?: string;
+  readonly log?: Log;
+  readonly metrics?: MetricsSink;
+  /** Overrides every Retry interval (ms): tests keep backoff short. */
+  readonly retryIntervalMs?: number;
+  /** Tests inject faults into the function's dependencies. */
+  readonly wrapDeps?: (deps: BackfillDeps) => BackfillDeps;
+}
+
+type Definition = { States: Record<string, { Type: string; Resource?: string; Parameters?: unknown }> };
+
+/**
+ * Step Functions, locally: runs the deployed state machine's definition (from the emulator's Step
+ * Functions, as CloudFormation created it from the synthesized template) in aws-local-stepfunctions, an ASL
+ * interpreter, with each Lambda task calling our real handler built from the deployed function's
+ * environment. moto's own interpreter would run Lambda tasks in Docker, which this machine lacks.
+ */
+export class LocalBackfill {
+  private readonly records = new Map<string, ExecutionRecord>();
+  private readonly running = new Map<string, Promise<ExecutionRecord>>();
+  private prepared?: Promise<{ definition: Definition; handler: (task: BackfillTask) => Promise<unknown> }>;
+  private stateMachineName: string;
+
+  constructor(private readonly options: LocalBackfillOptions) {
+    this.stateMachineName = options.stateMachineArn.split(':').at(-1) ?? 'backfill';
+  }
+
+  private prepare() {
+    this.prepared ??= (async () => {
+      const { clients } = this.options;
+      const described = await clients.sfn.send(
+        new DescribeStateMachineCommand({ stateMachineArn: this.options.stateMachineArn }),
+      );
+      const definition = JSON.parse(described.definition ?? '{}') as Definition;
+      const functions = new Set<string>();
+      for (const state of Object.values(definition.States)) {
+        if (state.Type !== 'Task' || !state.Resource?.endsWith(':states:::lambda:invoke')) continue;
+        functions.add((state.Parameters as { FunctionName: string }).FunctionName);
+      }
+      if (functions.size !== 1)
+        throw new Error(
+          `expected one backfill function in the definition, found ${[...functions].join(', ')}`,
+        );
+      const [functionName] = functions as unknown as [string];
+      const config = await clients.lambda.send(
+        new GetFunctionConfigurationCommand({ FunctionName: functionName }),
+      );
+      const env = {
+        ...config.Environment?.Variables,
+        INLET_AWS_ENDPOINT: this.options.endpoint,
+        AWS_REGION: this.options.region,
+      };
+      let deps = backfillFromEnv('inlet-backfill', env, {
+        ...(this.options.log ? { log: this.options.log } : {}),
+        ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
+      });
+      if (this.options.wrapDeps) deps = this.options.wrapDeps(deps);
+      return { definition, handler: makeBackfillHandler(deps) };
+    })();
+    return this.prepared;
+  }
+
+  executionArn(name: string): string {
+    const arn = this.options.stateMachineArn.replace(':stateMachine:', ':execution:');
+    return `${arn}:${name}`;
+  }
+
+  /** Starts an execution; it runs in this process. Resolves once it is RUNNING. */
+  async start(input: unknown, name: string): Promise<ExecutionRecord> {
+    const existing = this.records.get(name);
+    if (existing) {
+      // StartExecution's rule: the same name and input is the same execution.
+      if (JSON.stringify(existing.input) === JSON.stringify(input)) return existing;
+      throw Object.assign(new Error(`execution ${name} already exists`), { name: 'ExecutionAlreadyExists' });
+    }
+    const { definition, handler } = await this.prepare();
+    const record: ExecutionRecord = {
+      name,
+      executionArn: this.executionArn(name),
+      stateMachineArn: this.options.stateMachineArn,
+      status: 'RUNNING',
+      startDate: new Date().toISOString(),
+      input,
+      retries: 0,
+      pid: process.pid,
+    };
+    this.records.set(name, record);
+    this.save(record);
+    this.running.set(name, this.execute(definition, handler, record));
+    return record;
+  }
+
+  /** Resolves when the execution ends (not its continuations). */
+  async wait(name: string): Promise<ExecutionRecord> {
+    const run = this.running.get(name);
+    if (!run) throw new Error(`no execution ${name} in this process`);
+    return run;
+  }
+
+  /** Waits for an execution and every continuation; returns the chain, last one last. */
+  async waitForRun(name: string): Promise<ExecutionRecord[]> {
+    const chain: ExecutionRecord[] = [];
+    let next: string | undefined = name;
+    while (next) {
+      const record: ExecutionRecord = await this.wait(next);
+      chain.push(record);
+      next = record.continuedAs?.split(':').at(-1);
+    }
+    return chain;
+  }
+
+  get(name: string): ExecutionRecord | undefined {
+    return this.records.get(name);
+  }
+
+  private async execute(
+    definition: Definition,
+    handler: (task: BackfillTask) => Promise<unknown>,
+    record: ExecutionRecord,
+  ): Promise<ExecutionRecord> {
+    const machine = new StateMachine(definition as never, { validationOptions: { checkArn: false } });
+    const taskResourceLocalHandlers: Record<string, (input: never) => Promise<unknown>> = {};
+    const retryIntervalOverrides: Record<string, number> = {};
+    for (const [stateName, state] of Object.entries(definition.States)) {
+      if (state.Type !== 'Task') continue;
+      if (this.options.retryIntervalMs !== undefined)
+        retryIntervalOverrides[stateName] = this.options.retryIntervalMs;
+      if (state.Resource?.endsWith(':states:::lambda:invoke')) {
+        // The lambda:invoke integration's result shape; an error keeps its name (Lambda's errorType).
+        taskResourceLocalHandlers[stateName] = async (input: { Payload: BackfillTask }) => ({
+          Payload: await handler(input.Payload),
+          StatusCode: 200,
+          ExecutedVersion: '$LATEST',
+        });
+      } else if (state.Resource?.endsWith(':states:::aws-sdk:sfn:startExecution')) {
+        taskResourceLocalHandlers[stateName] = async (input: { Name: string; Input: string }) => {
+          const started = await this.start(JSON.parse(input.Input), input.Name);
+          record.continuedAs = started.executionArn;
+          return { ExecutionArn: started.executionArn, StartDate: started.startDate };
+        };
+      } else {
+        throw new Error(`no local implementation for task ${stateName} (${state.Resource})`);
+      }
+    }
+    const execution = machine.run(record.input as never, {
+      overrides: { taskResourceLocalHandlers, retryIntervalOverrides } as never,
+      context: {
+        Execution: {
+          Id: record.executionArn,
+          Name: record.name,
+          StartTime: record.startDate,
+          Input: record.input as never,
+        },
+        StateMachine: { Id: this.options.stateMachineArn, Name: this.stateMachineName },
+      },
+    });
+    const watch = (async () => {
+      for await (const event of execution.eventLogs) {
+        const e = event as {
+          type: string;
+          state?: { name: string; output?: { summary?: BackfillSummary } };
+          Error?: string;
+          Cause?: string;
+        };
+        if (e.type === 'ExecutionFailed') {
+          record.error = e.Error ?? 'States.Runtime';
+          record.cause = e.Cause ?? '';
+        }
+        if (e.type === 'StateRetried') record.retries += 1;
+        if (e.type === 'StateExited' && e.state?.output?.summary) {
+          record.progress = e.state.output.summary;
+          this.save(record);
+        }
+      }
+    })();
+    try {
+      record.output = await execution.result;
+      record.status = 'SUCCEEDED';
+    } catch (error) {
+      record.status = 'FAILED';
+      record.cause = (error as Error).message;
+    }
+    // The log's ExecutionFailed event carries the error name and cause as Step Functions reports them.
+    await watch.catch(() => {});
+    record.stopDate = new Date().toISOString();
+    this.save(record);
+    return record;
+  }
+
+  private save(record: ExecutionRecord): void {
+    const dir = this.options.recordsDir;
+    if (!dir) return;
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${record.name}.json`);
+    writeFileSync(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+    renameSync(`${file}.tmp`, file);
+  }
+}
+
+/** A record another process saved (`inlet backfill status`). */
+export function readExecutionRecord(recordsDir: string, name: string): ExecutionRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(join(recordsDir, `${name}.json`), 'utf8')) as ExecutionRecord;
+  } catch {
+    return undefined;
+  }
+}

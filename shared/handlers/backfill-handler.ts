@@ -1,0 +1,79 @@
+import { type BackfillState, InvalidBackfillInput } from '../backfill/request.ts';
+import { UnknownOutcomeError } from '../errors.ts';
+import type { MetricsSink } from '../metrics.ts';
+import { type BackfillDeps, BackfillRun } from '../usecases/backfill.ts';
+
+/** What the state machine's Lambda tasks send (infra/backfill.ts builds these payloads). */
+export type BackfillTask =
+  | {
+      readonly action: 'plan';
+      readonly input: unknown;
+      readonly execution: { readonly name: string; readonly startTime: string };
+    }
+  | { readonly action: 'step'; readonly state: BackfillState };
+
+/** Error names the state machine retries with backoff (its Retry lists them). */
+export const RETRYABLE_ERRORS = { throttled: 'Inlet.Throttled', transient: 'Inlet.Transient' } as const;
+
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'Throttling',
+  'RequestLimitExceeded',
+  'SlowDown',
+  'TooManyRequestsException',
+  'RequestThrottled',
+  'RequestThrottledException',
+]);
+
+function causes(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = error; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  return chain;
+}
+
+/**
+ * Names the error so the state machine can tell a retry from a report: throttling and unknown outcomes
+ * get the retryable names; invalid input and refusals (access denied, no such bucket) keep theirs and end
+ * the run with the resume point.
+ */
+export function taskError(error: unknown): Error {
+  if (error instanceof InvalidBackfillInput) return error;
+  const chain = causes(error);
+  const throttled = chain.some(
+    (e) =>
+      THROTTLING.has((e as { name?: string }).name ?? '') ||
+      (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 429,
+  );
+  const message = error instanceof Error ? error.message : String(error);
+  const named = (name: string) => Object.assign(new Error(message, { cause: error }), { name });
+  if (throttled) return named(RETRYABLE_ERRORS.throttled);
+  // Timeouts, 5xx, resets (the adapters classify every SDK error): may succeed next time. A refusal that
+  // is not a throttle (AccessDenied, NoSuchBucket) or a bug will not: reported at once, with the resume point.
+  if (error instanceof UnknownOutcomeError) return named(RETRYABLE_ERRORS.transient);
+  return error instanceof Error ? error : new Error(message);
+}
+
+export type BackfillHandler = (task: BackfillTask) => Promise<BackfillState>;
+
+/** The backfill Lambda: one function, two actions (plan, step), called by the state machine. */
+export function makeBackfillHandler(deps: BackfillDeps & { readonly metrics: MetricsSink }): BackfillHandler {
+  const run = new BackfillRun(deps);
+  return async (task) => {
+    try {
+      if (task.action === 'plan') return run.plan(task.input, task.execution);
+      if (task.action === 'step') return await run.step(task.state);
+      throw new Error(`unknown backfill action ${JSON.stringify((task as { action?: unknown }).action)}`);
+    } catch (error) {
+      const named = taskError(error);
+      deps.log.error('backfill task failed', {
+        action: task.action,
+        error: named.name,
+        detail: named.message,
+      });
+      throw named;
+    } finally {
+      deps.metrics.flush();
+    }
+  };
+}

@@ -1,0 +1,442 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  GetBucketNotificationConfigurationCommand,
+  PutBucketNotificationConfigurationCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import pLimit from 'p-limit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OUTPUTS } from '../../infra/inlet-stack.ts';
+import { type ExecutionRecord, LocalBackfill } from '../../local/backfill-executor.ts';
+import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
+import { projectRoot } from '../../local/paths.ts';
+import { LocalRunner } from '../../local/runner.ts';
+import { queueDepth } from '../../shared/aws/queues.ts';
+import type { BackfillSummary } from '../../shared/backfill/request.ts';
+import { DefiniteFailureError } from '../../shared/errors.ts';
+import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
+import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
+import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+
+const target = testTarget();
+const clients = testClients();
+const endpoint = target.kind === 'emulator' ? target.endpoint : '';
+const region = 'us-east-1';
+
+/**
+ * The backfill state machine as CDK synthesizes it, deployed to the emulator through CloudFormation and
+ * executed by the ASL interpreter with the real backfill handler, next to the real batcher and committer
+ * (LocalRunner). Small steps (2 pages) and short executions (3 steps) so continue-as-new happens.
+ */
+describe.skipIf(target.kind !== 'emulator')(
+  'backfill, reprocess and reconcile (Step Functions, executed)',
+  () => {
+    let stack: LocalStack;
+    let runner: LocalRunner;
+    let bucket: string;
+    let queueUrl: string;
+    const metrics = new MemoryMetrics();
+
+    const backfill = (wrapDeps?: (deps: BackfillDeps) => BackfillDeps) =>
+      new LocalBackfill({
+        clients,
+        stateMachineArn: stack.outputs[OUTPUTS.backfillStateMachine] ?? '',
+        endpoint,
+        region,
+        retryIntervalMs: 20,
+        metrics,
+        log: { debug() {}, info() {}, warn() {}, error() {} },
+        ...(wrapDeps ? { wrapDeps } : {}),
+      });
+
+    /** Runs a whole backfill (every continuation); the last execution's record. */
+    async function run(
+      input: Record<string, unknown>,
+      executor = backfill(),
+    ): Promise<{ chain: ExecutionRecord[]; last: ExecutionRecord }> {
+      const name = uniqueName('bf');
+      await executor.start(input, name);
+      const chain = await executor.waitForRun(name);
+      return { chain, last: chain.at(-1) as ExecutionRecord };
+    }
+
+    async function put(keys: readonly string[], body = 'x'): Promise<void> {
+      const limit = pLimit(24);
+      await Promise.all(
+        keys.map((Key) =>
+          limit(() => clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body }))),
+        ),
+      );
+    }
+
+    /** History: objects whose S3 events never reach Inlet (before it existed, or lost). */
+    async function putWithoutEvents(keys: readonly string[]): Promise<void> {
+      const { $metadata: _, ...configuration } = await clients.s3.send(
+        new GetBucketNotificationConfigurationCommand({ Bucket: bucket }),
+      );
+      await clients.s3.send(
+        new PutBucketNotificationConfigurationCommand({ Bucket: bucket, NotificationConfiguration: {} }),
+      );
+      try {
+        await put(keys);
+      } finally {
+        await clients.s3.send(
+          new PutBucketNotificationConfigurationCommand({
+            Bucket: bucket,
+            NotificationConfiguration: configuration,
+          }),
+        );
+      }
+    }
+
+    /** Every key in the table's manifests, with how many manifests name it; versions must be 1..N. */
+    async function manifestKeys(table: string): Promise<Map<string, number>> {
+      const versions = await runner.store.listManifestVersions(table);
+      expect(versions).toEqual(versions.map((_, i) => i + 1));
+      const counts = new Map<string, number>();
+      for (const version of versions) {
+        const manifest = await runner.store.getManifest(table, version);
+        for (const file of manifest?.files ?? []) counts.set(file.key, (counts.get(file.key) ?? 0) + 1);
+      }
+      return counts;
+    }
+
+    function expectExactlyOnce(counts: Map<string, number>, keys: readonly string[]): void {
+      const missing = keys.filter((k) => !counts.has(k));
+      const twice = [...counts].filter(([, n]) => n > 1).map(([k]) => k);
+      expect({
+        missing: missing.slice(0, 5),
+        missingCount: missing.length,
+        twice: twice.slice(0, 5),
+      }).toEqual({
+        missing: [],
+        missingCount: 0,
+        twice: [],
+      });
+    }
+
+    const output = (record: ExecutionRecord) => record.output as BackfillSummary;
+
+    beforeAll(async () => {
+      stack = await bringUpLocalStack(clients, {
+        'inlet:stackName': uniqueName('InletBackfill'),
+        'inlet:tables': [
+          { name: 'orders', prefix: 'orders/' },
+          // The reprocess target: same files, its own ledger namespace and manifests, no live events.
+          { name: 'orders_v2', prefix: 'orders/', live: false },
+          { name: 'clicks', prefix: 'clicks/', suffix: '.json' },
+        ],
+        'inlet:batchSize': 50,
+        'inlet:backfillPagesPerStep': 2,
+        'inlet:backfillStepsPerExecution': 3,
+      });
+      bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
+      queueUrl = stack.outputs[OUTPUTS.ingestQueueUrl] ?? '';
+      runner = new LocalRunner({ clients, stack, endpoint, region });
+      runner.start();
+    }, 180_000);
+
+    afterAll(async () => {
+      await runner?.stop();
+    });
+
+    it('backfills 20,000 existing objects while live events arrive for some of them: each file in exactly one manifest', async () => {
+      const history = Array.from(
+        { length: 20_000 },
+        (_, i) => `orders/2025/${String(i % 12).padStart(2, '0')}/part-${String(i).padStart(5, '0')}.json`,
+      );
+      const t0 = Date.now();
+      await putWithoutEvents(history);
+      const t1 = Date.now();
+
+      const live = (async () => {
+        // While the backfill lists: 2,000 of the same objects rewritten (live events for files the backfill
+        // also enqueues) and 300 new ones.
+        await put(history.filter((_, i) => i % 10 === 3));
+        await put(Array.from({ length: 300 }, (_, i) => `orders/2026/new-${i}.json`));
+      })();
+      const { chain, last } = await run({ table: 'orders' });
+      await live;
+      const t2 = Date.now();
+      await runner.untilQuiet(undefined, 8 * 60_000);
+      // Where the time goes on the emulator (moto: ~175 PutObject/s, ~170 conditional PutItem/s).
+      console.info(
+        `20k backfill: history upload ${t1 - t0} ms, backfill + live ${t2 - t1} ms, ingestion drained ${Date.now() - t2} ms`,
+      );
+
+      expect(last.status).toBe('SUCCEEDED');
+      // 20 listing pages, 2 per step, 3 steps per execution: the run continued as new executions.
+      expect(chain.length).toBeGreaterThanOrEqual(4);
+      expect(chain.slice(0, -1).every((r) => r.status === 'SUCCEEDED' && r.continuedAs)).toBe(true);
+      const summary = output(last);
+      expect(summary.complete).toBe(true);
+      expect(summary.executions).toBe(chain.length);
+      expect(summary.listed).toBeGreaterThanOrEqual(20_000);
+      expect(summary.matched).toBe(summary.listed);
+      expect(summary.enqueued + summary.alreadyIngested).toBe(summary.matched);
+
+      const counts = await manifestKeys('orders');
+      const expected = [...history, ...Array.from({ length: 300 }, (_, i) => `orders/2026/new-${i}.json`)];
+      expectExactlyOnce(counts, expected);
+      expect(counts.size).toBe(expected.length);
+      // The reprocess target is not live and was not backfilled: nothing went there.
+      expect(await runner.store.listManifestVersions('orders_v2')).toEqual([]);
+
+      // A second backfill of the same range finds everything in the ledger and enqueues nothing.
+      const again = output((await run({ table: 'orders', prefix: 'orders/2025/00/' })).last);
+      expect(again).toMatchObject({ listed: 1667, matched: 1667, enqueued: 0, alreadyIngested: 1667 });
+    }, 600_000);
+
+    it('a dry run lists, filters and checks the ledger, and changes nothing', async () => {
+      const keys = Array.from({ length: 30 }, (_, i) => `clicks/dry/${i}.json`);
+      await putWithoutEvents([...keys, 'clicks/dry/skip.csv']);
+      await runner.untilQuiet();
+      const { last } = await run({ table: 'clicks', prefix: 'clicks/dry/', dryRun: true });
+      expect(output(last)).toMatchObject({
+        listed: 31,
+        matched: 30,
+        enqueued: 0,
+        wouldEnqueue: 30,
+        alreadyIngested: 0,
+        dryRun: true,
+      });
+      expect(await queueDepth(clients.sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+      await runner.untilQuiet();
+      expect(
+        await runner.ledger.knownIdentities(
+          'clicks',
+          keys.map((k) => `${bucket}#-#${k}`),
+        ),
+      ).toEqual(new Set());
+    });
+
+    it('filters by time range and glob, on top of the table routing', async () => {
+      const old = Array.from({ length: 10 }, (_, i) => `clicks/range/old-${i}.json`);
+      const recent = Array.from(
+        { length: 10 },
+        (_, i) => `clicks/range/${i % 2 ? 'eu' : 'us'}/new-${i}.json`,
+      );
+      await putWithoutEvents(old);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const between = new Date(Date.now() - 250).toISOString();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await putWithoutEvents(recent);
+
+      const inRange = await run({ table: 'clicks', prefix: 'clicks/range/', modifiedAfter: between });
+      expect(output(inRange.last)).toMatchObject({ listed: 20, matched: 10, enqueued: 10 });
+      const before = await run({
+        table: 'clicks',
+        prefix: 'clicks/range/',
+        modifiedBefore: between,
+        glob: 'clicks/range/old-[0-4].json',
+      });
+      expect(output(before.last)).toMatchObject({ listed: 20, matched: 5, enqueued: 5 });
+      await runner.untilQuiet();
+      const counts = await manifestKeys('clicks');
+      expectExactlyOnce(counts, [...recent, ...old.slice(0, 5)]);
+      for (const key of old.slice(5)) expect(counts.has(key)).toBe(false);
+    });
+
+    it('retries a throttled step with backoff and finishes with exact counts', async () => {
+      const keys = Array.from(
+        { length: 2_500 },
+        (_, i) => `clicks/throttle/${String(i).padStart(4, '0')}.json`,
+      );
+      await putWithoutEvents(keys);
+      let lists = 0;
+      const throttled = backfill((deps) => ({
+        ...deps,
+        lister: {
+          list: async (request) => {
+            lists += 1;
+            // S3 says SlowDown twice (after the SDK's own retries) at the start of the second step: the state
+            // machine's Retry takes over, and the step runs again from its cursor.
+            if (lists === 3 || lists === 4) {
+              const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
+                name: 'SlowDown',
+                $metadata: { httpStatusCode: 503 },
+              });
+              throw new DefiniteFailureError('list failed: SlowDown', slowDown);
+            }
+            return deps.lister.list(request);
+          },
+        },
+      }));
+      const { chain, last } = await run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled);
+      expect(last.status).toBe('SUCCEEDED');
+      expect(chain.reduce((n, r) => n + r.retries, 0)).toBe(2);
+      expect(output(last)).toMatchObject({
+        listed: 2_500,
+        matched: 2_500,
+        enqueued: 2_500,
+        alreadyIngested: 0,
+      });
+      await runner.untilQuiet();
+      expectExactlyOnce(await manifestKeys('clicks'), keys);
+    }, 300_000);
+
+    it('reports a step that keeps failing with its resume point, and a resumed run finishes the job', async () => {
+      const keys = Array.from({ length: 3_000 }, (_, i) => `clicks/fail/${String(i).padStart(4, '0')}.json`);
+      await putWithoutEvents(keys);
+      let sends = 0;
+      const denied = backfill((deps) => ({
+        ...deps,
+        enqueuer: {
+          enqueue: async (files, origin) => {
+            sends += 1;
+            if (sends >= 3) throw new DefiniteFailureError('enqueue failed: AccessDenied');
+            return deps.enqueuer.enqueue(files, origin);
+          },
+        },
+      }));
+      const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied);
+      expect(failed.last.status).toBe('FAILED');
+      // Not a throttle: reported at once, with the totals and the last key whose page was fully enqueued.
+      expect(failed.last.error).toBe('DefiniteFailureError');
+      const cause = JSON.parse(failed.last.cause ?? '{}');
+      expect(cause.failure.Cause).toMatch(/AccessDenied/);
+      expect(cause.summary).toMatchObject({ listed: 2_000, enqueued: 2_000, complete: false });
+      expect(cause.summary.lastKey).toBe(keys[1_999]);
+
+      const resumed = await run({
+        table: 'clicks',
+        prefix: 'clicks/fail/',
+        startAfter: cause.summary.lastKey,
+      });
+      expect(output(resumed.last)).toMatchObject({ listed: 1_000, enqueued: 1_000, complete: true });
+      await runner.untilQuiet();
+      expectExactlyOnce(await manifestKeys('clicks'), keys);
+    }, 300_000);
+
+    it('reprocesses into a new table: its own versions from 1, the old table untouched', async () => {
+      const keys = Array.from({ length: 40 }, (_, i) => `orders/reprocess/${i}.json`);
+      await put(keys); // live events: ingested into orders (live), not orders_v2
+      await runner.untilQuiet();
+      const ordersBefore = await runner.store.listManifestVersions('orders');
+      expectExactlyOnce(await manifestKeys('orders'), keys);
+
+      const { last } = await run({ table: 'orders_v2', prefix: 'orders/reprocess/' });
+      expect(output(last)).toMatchObject({ listed: 40, matched: 40, enqueued: 40, alreadyIngested: 0 });
+      await runner.untilQuiet();
+      const v2 = await manifestKeys('orders_v2');
+      expectExactlyOnce(v2, keys);
+      expect(v2.size).toBe(40);
+      expect(await runner.store.listManifestVersions('orders')).toEqual(ordersBefore);
+    });
+
+    it('reconcile enqueues only the files the ledger never saw, and counts them', async () => {
+      const seen = Array.from({ length: 10 }, (_, i) => `clicks/reconcile/seen-${i}.json`);
+      const lost = Array.from({ length: 15 }, (_, i) => `clicks/reconcile/lost-${i}.json`);
+      await put(seen);
+      await runner.untilQuiet();
+      await putWithoutEvents(lost);
+      const missingBefore = metrics.totals.get(METRIC.reconcileMissing) ?? 0;
+
+      const { last } = await run({
+        table: 'clicks',
+        prefix: 'clicks/reconcile/',
+        mode: 'reconcile',
+        lookbackSeconds: 3600,
+        settleSeconds: 0,
+      });
+      expect(output(last)).toMatchObject({
+        mode: 'reconcile',
+        listed: 25,
+        enqueued: 15,
+        alreadyIngested: 10,
+      });
+      expect((metrics.totals.get(METRIC.reconcileMissing) ?? 0) - missingBefore).toBe(15);
+      await runner.untilQuiet();
+      expectExactlyOnce(await manifestKeys('clicks'), [...seen, ...lost]);
+    });
+
+    it('rejects bad input with every problem named, before listing anything', async () => {
+      const { last } = await run({
+        table: 'nope',
+        modifiedAfter: 'yesterday',
+        lookbackSeconds: 60,
+      });
+      expect(last.status).toBe('FAILED');
+      expect(last.error).toBe('InvalidBackfillInput');
+      expect(last.cause).toMatch(/modifiedAfter: must be an ISO-8601 date/);
+      const typo = await run({ table: 'clicks', modifedAfter: '2026-01-01' });
+      expect(typo.last.cause).toMatch(/Unrecognized key: "modifedAfter"/);
+      const unknown = await run({ table: 'nope' });
+      expect(unknown.last.cause).toMatch(
+        /table: 'nope' is not configured; tables: orders, orders_v2, clicks/,
+      );
+    });
+
+    it('the CLI starts a backfill (waiting with progress, or in the background) and reports it from another process', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'inlet-backfill-cli-'));
+      const o = stack.outputs;
+      writeFileSync(
+        join(dir, 'local.json'),
+        JSON.stringify({
+          endpoint,
+          region,
+          landingBucket: bucket,
+          manifestBucket: o[OUTPUTS.manifestBucket],
+          ledgerTable: o[OUTPUTS.ledgerTable],
+          ingestQueueUrl: queueUrl,
+          tables: stack.tables,
+          stackName: stack.stackName,
+          ingestDlqUrl: o[OUTPUTS.ingestDlqUrl],
+          commitQueueUrl: o[OUTPUTS.commitQueueUrl],
+          commitDlqUrl: o[OUTPUTS.commitDlqUrl],
+          backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
+        }),
+      );
+      const inlet = (...args: string[]) =>
+        spawnSync(
+          join(projectRoot, 'node_modules', '.bin', 'tsx'),
+          [join(projectRoot, 'cli', 'inlet.ts'), ...args],
+          {
+            cwd: projectRoot,
+            env: { ...process.env, INLET_STATE_DIR: dir, NODE_NO_WARNINGS: '1' },
+            encoding: 'utf8',
+            timeout: 120_000,
+          },
+        );
+      try {
+        const keys = Array.from({ length: 12 }, (_, i) => `clicks/cli/${i}.json`);
+        await putWithoutEvents(keys);
+        const args = ['backfill', 'start', '--table', 'clicks', '--prefix', 'clicks/cli/'];
+
+        const dry = inlet('--json', ...args, '--dry-run', '--wait', '--name', 'cli-dry');
+        expect(dry.status, dry.stderr).toBe(0);
+        expect(JSON.parse(dry.stdout)).toMatchObject({
+          status: 'SUCCEEDED',
+          summary: { listed: 12, wouldEnqueue: 12, enqueued: 0, dryRun: true },
+        });
+
+        const started = inlet('--json', ...args, '--name', 'cli-real');
+        expect(started.status, started.stderr).toBe(0);
+        expect(JSON.parse(started.stdout)).toEqual({ execution: 'cli-real', status: 'RUNNING' });
+        const done = inlet('--json', 'backfill', 'status', 'cli-real', '--wait');
+        expect(done.status, done.stderr).toBe(0);
+        expect(JSON.parse(done.stdout)).toMatchObject({
+          status: 'SUCCEEDED',
+          summary: { listed: 12, enqueued: 12, complete: true },
+        });
+        const text = inlet('backfill', 'status', 'cli-real');
+        expect(text.stdout).toMatch(
+          /cli-real: SUCCEEDED\n {2}listed 12, matched 12, enqueued 12, already ingested 0/,
+        );
+        await runner.untilQuiet();
+        expectExactlyOnce(await manifestKeys('clicks'), keys);
+
+        const unknown = inlet('backfill', 'status', 'nope');
+        expect(unknown.status).toBe(1);
+        expect(unknown.stderr.trim()).toBe("inlet: no local backfill execution 'nope'");
+        const badTable = inlet('backfill', 'start', '--table', 'nope');
+        expect(badTable.stderr.trim()).toBe("inlet: unknown table 'nope'; tables: orders, orders_v2, clicks");
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 300_000);
+  },
+);
