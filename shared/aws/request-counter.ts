@@ -11,6 +11,8 @@ export class RequestCounter {
   readonly requests = new Map<string, number>();
   dynamodbWriteItems = 0;
   dynamodbReadItems = 0;
+  /** Items written inside TransactWriteItems: DynamoDB bills each twice (prepare and commit). */
+  dynamodbTransactItems = 0;
 
   total(prefix = ''): number {
     let sum = 0;
@@ -22,6 +24,7 @@ export class RequestCounter {
     this.requests.clear();
     this.dynamodbWriteItems = 0;
     this.dynamodbReadItems = 0;
+    this.dynamodbTransactItems = 0;
   }
 }
 
@@ -47,8 +50,10 @@ export function countRequests<I extends object, O extends object>(
           const input = args.input as { TransactItems?: unknown[]; RequestItems?: Record<string, unknown[]> };
           if (WRITE_ONE.has(command)) counter.dynamodbWriteItems += 1;
           if (READ_ONE.has(command)) counter.dynamodbReadItems += 1;
-          if (command === 'TransactWriteItemsCommand')
+          if (command === 'TransactWriteItemsCommand') {
             counter.dynamodbWriteItems += input.TransactItems?.length ?? 0;
+            counter.dynamodbTransactItems += input.TransactItems?.length ?? 0;
+          }
           if (command === 'BatchWriteItemCommand') {
             for (const items of Object.values(input.RequestItems ?? {}))
               counter.dynamodbWriteItems += items.length;

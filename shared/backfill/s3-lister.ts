@@ -12,6 +12,8 @@ export interface ListedObject {
 
 export interface ListPage {
   readonly objects: readonly ListedObject[];
+  /** The last key S3 returned, listed or not (a versions page can hold only older versions): the cursor. */
+  readonly lastKey?: string;
   /** Whether keys after the last one remain. */
   readonly more: boolean;
 }
@@ -32,6 +34,23 @@ export interface ObjectLister {
 }
 
 const unquote = (eTag: string | undefined) => (eTag ? eTag.replace(/"/g, '') : null);
+
+interface S3Entry {
+  readonly Key?: string;
+  readonly Size?: number;
+  readonly ETag?: string;
+  readonly LastModified?: Date;
+}
+
+function listed(entry: S3Entry, versionId: string | null): ListedObject {
+  return {
+    key: entry.Key ?? '',
+    size: entry.Size ?? 0,
+    eTag: unquote(entry.ETag),
+    versionId,
+    lastModified: (entry.LastModified ?? new Date(0)).toISOString(),
+  };
+}
 
 /**
  * ListObjectsV2 pages, or ListObjectVersions for tables whose identity includes the versionId (a live
@@ -58,16 +77,8 @@ export class S3ObjectLister implements ObjectLister {
         MaxKeys: request.limit,
       }),
     );
-    return {
-      objects: (page.Contents ?? []).map((o) => ({
-        key: o.Key ?? '',
-        size: o.Size ?? 0,
-        eTag: unquote(o.ETag),
-        versionId: null,
-        lastModified: (o.LastModified ?? new Date(0)).toISOString(),
-      })),
-      more: page.IsTruncated === true,
-    };
+    const objects = (page.Contents ?? []).map((o) => listed(o, null));
+    return { objects, lastKey: objects.at(-1)?.key, more: page.IsTruncated === true };
   }
 
   private async listVersions(request: ListRequest): Promise<ListPage> {
@@ -81,15 +92,12 @@ export class S3ObjectLister implements ObjectLister {
         MaxKeys: request.limit,
       }),
     );
-    const objects = (page.Versions ?? [])
+    const versions = page.Versions ?? [];
+    const objects = versions
       .filter((v) => v.IsLatest)
-      .map((v) => ({
-        key: v.Key ?? '',
-        size: v.Size ?? 0,
-        eTag: unquote(v.ETag),
-        versionId: v.VersionId && v.VersionId !== 'null' ? v.VersionId : null,
-        lastModified: (v.LastModified ?? new Date(0)).toISOString(),
-      }));
-    return { objects, more: page.IsTruncated === true };
+      .map((v) => listed(v, v.VersionId && v.VersionId !== 'null' ? v.VersionId : null));
+    // A page of delete markers or older versions lists nothing: NextKeyMarker still moves the cursor on.
+    const lastKey = page.NextKeyMarker ?? versions.at(-1)?.Key ?? page.DeleteMarkers?.at(-1)?.Key;
+    return { objects, lastKey, more: page.IsTruncated === true };
   }
 }

@@ -146,7 +146,7 @@ export class BackfillRun {
         totals[key] += counts[key];
         stepTotals[key] += counts[key];
       }
-      startAfter = listed.objects.at(-1)?.key ?? startAfter;
+      startAfter = listed.lastKey ?? startAfter;
       if (!listed.more) {
         exhausted = true;
         break;

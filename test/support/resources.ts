@@ -3,7 +3,7 @@ import { CreateBucketCommand, PutBucketNotificationConfigurationCommand } from '
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { SEALED_INDEX } from '../../shared/ledger/keys.ts';
-import { uniqueName } from './aws.ts';
+import { uniqueName } from './names.ts';
 
 export interface QueueRef {
   readonly url: string;
