@@ -119,8 +119,7 @@ export class LocalBackfill {
   }
 
   executionArn(name: string): string {
-    const arn = this.options.stateMachineArn.replace(':stateMachine:', ':execution:');
-    return `${arn}:${name}`;
+    return executionArn(this.options.stateMachineArn, name);
   }
 
   /** Starts an execution; it runs in this process. Resolves once it is RUNNING. */
@@ -253,6 +252,11 @@ export class LocalBackfill {
     writeFileSync(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
     renameSync(`${file}.tmp`, file);
   }
+}
+
+/** An execution's ARN, from its state machine's and its name (as Step Functions forms it). */
+export function executionArn(stateMachineArn: string, name: string): string {
+  return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
 }
 
 /** A record another process saved (`inlet backfill status`). */

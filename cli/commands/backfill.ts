@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { SingleBar } from 'cli-progress';
 import { BACKFILL_STATES } from '../../infra/backfill.ts';
-import { LocalBackfill, readExecutionRecord } from '../../local/backfill-executor.ts';
+import { executionArn, LocalBackfill, readExecutionRecord } from '../../local/backfill-executor.ts';
 import { projectRoot } from '../../local/paths.ts';
 import { backfillRecordsDir } from '../../local/state.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
@@ -78,7 +78,7 @@ class StepFunctionsBackfills implements Backfills {
 
   private arn(execution: string): string {
     if (execution.startsWith('arn:')) return execution;
-    return `${this.target.backfillStateMachineArn.replace(':stateMachine:', ':execution:')}:${execution}`;
+    return executionArn(this.target.backfillStateMachineArn, execution);
   }
 
   async start(input: Record<string, unknown>, name: string): Promise<string> {

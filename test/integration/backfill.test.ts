@@ -76,7 +76,7 @@ describe.skipIf(target.kind !== 'emulator')(
     }
 
     /** History: objects whose S3 events never reach Inlet (before it existed, or lost). */
-    async function putWithoutEvents(keys: readonly string[]): Promise<void> {
+    async function withoutEvents<T>(fn: () => Promise<T>): Promise<T> {
       const { $metadata: _, ...configuration } = await clients.s3.send(
         new GetBucketNotificationConfigurationCommand({ Bucket: bucket }),
       );
@@ -84,7 +84,7 @@ describe.skipIf(target.kind !== 'emulator')(
         new PutBucketNotificationConfigurationCommand({ Bucket: bucket, NotificationConfiguration: {} }),
       );
       try {
-        await put(keys);
+        return await fn();
       } finally {
         await clients.s3.send(
           new PutBucketNotificationConfigurationCommand({
@@ -94,6 +94,8 @@ describe.skipIf(target.kind !== 'emulator')(
         );
       }
     }
+
+    const putWithoutEvents = (keys: readonly string[]) => withoutEvents(() => put(keys));
 
     /** Every key in the table's manifests, with how many manifests name it; versions must be 1..N. */
     async function manifestKeys(table: string): Promise<Map<string, number>> {
@@ -368,8 +370,9 @@ describe.skipIf(target.kind !== 'emulator')(
       };
       // Live: a and b, then a rewritten (a new file under allowOverwrites). moto's notifications omit the
       // versionId that AWS sends for versioned buckets, so these events are sent as AWS would send them.
-      let live: Array<{ key: string; versionId: string; eTag: string }> = [];
-      const notifications = async (objects: typeof live) => {
+      const notifications = async (
+        objects: ReadonlyArray<{ key: string; versionId: string; eTag: string }>,
+      ) => {
         for (const o of objects)
           await clients.sqs.send(
             new SendMessageCommand({
@@ -384,39 +387,27 @@ describe.skipIf(target.kind !== 'emulator')(
             }),
           );
       };
-      const { $metadata: _, ...configuration } = await clients.s3.send(
-        new GetBucketNotificationConfigurationCommand({ Bucket: bucket }),
-      );
-      await clients.s3.send(
-        new PutBucketNotificationConfigurationCommand({ Bucket: bucket, NotificationConfiguration: {} }),
-      );
-      try {
-        live = [await putVersion('versioned/a.json', 'a1'), await putVersion('versioned/b.json', 'b1')];
-        live.push(await putVersion('versioned/a.json', 'a2'));
-        await notifications(live);
-        await runner.untilQuiet();
-        // c's event was lost.
-        const lost = await putVersion('versioned/c.json', 'c1');
+      const live = await withoutEvents(async () => [
+        await putVersion('versioned/a.json', 'a1'),
+        await putVersion('versioned/b.json', 'b1'),
+        await putVersion('versioned/a.json', 'a2'),
+      ]);
+      await notifications(live);
+      await runner.untilQuiet();
+      // c's event was lost.
+      const lost = await withoutEvents(() => putVersion('versioned/c.json', 'c1'));
 
-        const { last } = await run({ table: 'versioned' });
-        // The latest versions: a2 and b1 were ingested live, c1 was not. a1 is history, not listed.
-        expect(output(last)).toMatchObject({ listed: 3, matched: 3, alreadyIngested: 2, enqueued: 1 });
-        await runner.untilQuiet();
-        const versions = await runner.store.listManifestVersions('versioned');
-        const files = [];
-        for (const v of versions)
-          files.push(...((await runner.store.getManifest('versioned', v))?.files ?? []));
-        expect(files.map((f) => `${f.key}@${f.versionId}`).sort()).toEqual(
-          [...live, lost].map((o) => `${o.key}@${o.versionId}`).sort(),
-        );
-      } finally {
-        await clients.s3.send(
-          new PutBucketNotificationConfigurationCommand({
-            Bucket: bucket,
-            NotificationConfiguration: configuration,
-          }),
-        );
-      }
+      const { last } = await run({ table: 'versioned' });
+      // The latest versions: a2 and b1 were ingested live, c1 was not. a1 is history, not listed.
+      expect(output(last)).toMatchObject({ listed: 3, matched: 3, alreadyIngested: 2, enqueued: 1 });
+      await runner.untilQuiet();
+      const versions = await runner.store.listManifestVersions('versioned');
+      const files = [];
+      for (const v of versions)
+        files.push(...((await runner.store.getManifest('versioned', v))?.files ?? []));
+      expect(files.map((f) => `${f.key}@${f.versionId}`).sort()).toEqual(
+        [...live, lost].map((o) => `${o.key}@${o.versionId}`).sort(),
+      );
     });
 
     it('rejects bad input with every problem named, before listing anything', async () => {
