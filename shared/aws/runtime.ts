@@ -17,6 +17,12 @@ import type { BackfillDeps } from '../usecases/backfill.ts';
 import { PowertoolsMetrics } from './powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from './target.ts';
 
+/** What local mode and tests swap in: logs to a file or memory, metrics in memory. */
+export interface RuntimeOverrides {
+  readonly log?: Log;
+  readonly metrics?: MetricsSink;
+}
+
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
   if (!value) throw new Error(`environment variable ${name} is not set`);
@@ -24,11 +30,7 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
 }
 
 /** What every entrypoint builds: configuration, the SDK clients, logger, metrics and the ledger. */
-function baseRuntime(
-  service: string,
-  env: NodeJS.ProcessEnv,
-  overrides: { readonly log?: Log; readonly metrics?: MetricsSink },
-) {
+function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: RuntimeOverrides) {
   const config: PipelineConfig = configFromEnv(env);
   // Only the four clients the functions use: createClients would also bundle and construct CloudFormation
   // and Step Functions clients into every Lambda.
@@ -70,7 +72,7 @@ function baseRuntime(
 export function runtimeFromEnv(
   service: string,
   env: NodeJS.ProcessEnv = process.env,
-  overrides: { readonly log?: Log; readonly metrics?: MetricsSink } = {},
+  overrides: RuntimeOverrides = {},
 ) {
   const base = baseRuntime(service, env, overrides);
   const store = new S3BatchStore({ client: base.clients.s3, bucket: required(env, 'INLET_MANIFEST_BUCKET') });
@@ -94,7 +96,7 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
 export function backfillFromEnv(
   service: string,
   env: NodeJS.ProcessEnv = process.env,
-  overrides: { readonly log?: Log; readonly metrics?: MetricsSink } = {},
+  overrides: RuntimeOverrides = {},
 ): BackfillDeps {
   const base = baseRuntime(service, env, overrides);
   return {

@@ -1,5 +1,6 @@
 import { ListObjectsV2Command, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
+import { stripQuotes } from '../events/parse-message.ts';
 
 export interface ListedObject {
   readonly key: string;
@@ -33,8 +34,6 @@ export interface ObjectLister {
   list(request: ListRequest): Promise<ListPage>;
 }
 
-const unquote = (eTag: string | undefined) => (eTag ? eTag.replace(/"/g, '') : null);
-
 interface S3Entry {
   readonly Key?: string;
   readonly Size?: number;
@@ -46,7 +45,7 @@ function listed(entry: S3Entry, versionId: string | null): ListedObject {
   return {
     key: entry.Key ?? '',
     size: entry.Size ?? 0,
-    eTag: unquote(entry.ETag),
+    eTag: stripQuotes(entry.ETag),
     versionId,
     lastModified: (entry.LastModified ?? new Date(0)).toISOString(),
   };

@@ -81,7 +81,8 @@ function isoTime(value: string | number): string {
   return Number.isNaN(date.getTime()) ? String(value) : date.toISOString();
 }
 
-function stripQuotes(eTag: string | undefined): string | null {
+/** S3 sends eTags quoted in listings and some events; the ledger and manifests keep them bare. */
+export function stripQuotes(eTag: string | undefined): string | null {
   return eTag ? eTag.replace(/"/g, '') : null;
 }
 
