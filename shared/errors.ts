@@ -27,11 +27,25 @@ export class ConfigError extends InletError {
   }
 }
 
-/** AWS refused the request (throttling, limits): it did not happen, so a retry is safe. */
+/**
+ * AWS refused the request and no attempt of it can have been applied (every SDK attempt was answered with a
+ * refusal): a retry is safe and the protocol may act as if it never happened.
+ */
 export class DefiniteFailureError extends InletError {
   constructor(message: string, cause?: unknown) {
     super(message, { retryable: true, cause });
     this.name = 'DefiniteFailureError';
+  }
+}
+
+/**
+ * A refusal for load (throttling, `SlowDown`, exhausted retry quota): definitely not applied, and worth
+ * retrying soon with backoff rather than failing the work for a whole visibility timeout.
+ */
+export class ThrottledError extends DefiniteFailureError {
+  constructor(message: string, cause?: unknown) {
+    super(message, cause);
+    this.name = 'ThrottledError';
   }
 }
 
@@ -74,34 +88,88 @@ export class BatchNotSealedError extends InletError {
   }
 }
 
-const DEFINITE_NAMES = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
+/**
+ * Set on an SDK error by the attempt-tracking middleware (shared/aws/attempts.ts): `true` when ANY attempt
+ * of the call may have been applied. The SDK retries a call (3 attempts by default) and reports only the
+ * last error, so a throttle on attempt 3 can hide a write that attempt 1 applied before its response was
+ * lost (a 500 or a timeout). That is how a claim could be "refused" and yet name its batch.
+ */
+export const POSSIBLY_APPLIED = '$inletPossiblyApplied';
+
+/** Refusals for load; the SDK's own throttling list plus S3's `SlowDown` (a 503 that applies nothing). */
+const THROTTLING_NAMES = new Set([
+  'BandwidthLimitExceeded',
   'LimitExceededException',
+  'PriorRequestNotComplete',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'RequestThrottledException',
   'SlowDown',
+  'ThrottledException',
+  'Throttling',
+  'ThrottlingException',
   'TooManyRequestsException',
-  'AccessDeniedException',
-  'AccessDenied',
-  'ValidationException',
-  'ResourceNotFoundException',
-  'NoSuchBucket',
-  'QueueDoesNotExist',
-  'AWS.SimpleQueueService.NonExistentQueue',
 ]);
 
+/** 4xx answers that do not prove the request was not applied (the server may still be working on it). */
+const UNCERTAIN_4XX = new Set([
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'TransactionInProgressException',
+]);
+
+type SdkErrorShape = {
+  name?: string;
+  $metadata?: { httpStatusCode?: number; attempts?: number };
+  [POSSIBLY_APPLIED]?: boolean;
+};
+
+const statusOf = (error: unknown) => (error as SdkErrorShape | undefined)?.$metadata?.httpStatusCode;
+
+/** A refusal for load, judged on one error (the last attempt's, or a cause in a chain). */
+export function isThrottle(error: unknown): boolean {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof ThrottledError) return true;
+    if (THROTTLING_NAMES.has((e as SdkErrorShape).name ?? '') || statusOf(e) === 429) return true;
+  }
+  return false;
+}
+
 /**
- * Maps an SDK error that the adapter did not handle itself to a domain error: refused requests are
- * definite failures, everything else (timeouts, 5xx, network) has an unknown outcome.
+ * Whether ONE attempt may have been applied, judged on its error: only an answer from the service that
+ * refuses the request (a 4xx, or a throttle) proves it was not. Timeouts, resets, 5xx and unreadable
+ * answers may hide an applied write.
+ */
+export function attemptMayHaveApplied(error: unknown): boolean {
+  if (isThrottle(error)) return false;
+  const status = statusOf(error);
+  const name = (error as SdkErrorShape | undefined)?.name ?? '';
+  return !(status !== undefined && status >= 400 && status < 500 && !UNCERTAIN_4XX.has(name));
+}
+
+/**
+ * Whether any attempt of a call may have been applied. With the tracking middleware installed the error says
+ * so itself; without it, only a call made exactly once can be judged on its last error.
+ */
+export function mayHaveBeenApplied(error: unknown): boolean {
+  const marked = (error as SdkErrorShape | undefined)?.[POSSIBLY_APPLIED];
+  if (typeof marked === 'boolean') return marked;
+  const attempts = (error as SdkErrorShape | undefined)?.$metadata?.attempts ?? 1;
+  return attempts > 1 || attemptMayHaveApplied(error);
+}
+
+/**
+ * Maps an SDK error that the adapter did not handle itself to a domain error. "Definitely not applied" only
+ * when no attempt could have been applied (docs/protocol.md, "What AWS does that the emulator doesn't");
+ * everything else has an unknown outcome and the protocol must resolve it (re-issue the conditional write,
+ * or read the item) before acting as if it failed.
  */
 export function classifyAwsError(operation: string, error: unknown): InletError {
   if (error instanceof InletError) return error;
-  const name = (error as { name?: string } | undefined)?.name ?? 'Error';
-  const status = (error as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata
-    ?.httpStatusCode;
+  const name = (error as SdkErrorShape | undefined)?.name ?? 'Error';
   const message = `${operation} failed: ${name}: ${(error as Error | undefined)?.message ?? String(error)}`;
-  if (DEFINITE_NAMES.has(name) || (status !== undefined && status >= 400 && status < 500)) {
-    return new DefiniteFailureError(message, error);
-  }
-  return new UnknownOutcomeError(message, error);
+  if (mayHaveBeenApplied(error)) return new UnknownOutcomeError(message, error);
+  if (isThrottle(error)) return new ThrottledError(message, error);
+  return new DefiniteFailureError(message, error);
 }

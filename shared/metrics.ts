@@ -5,6 +5,8 @@ export const METRIC = {
   takeovers: 'ClaimTakeovers',
   busy: 'ClaimsBusy',
   claimErrors: 'ClaimErrors',
+  /** Claims refused for load after the in-invocation retries: their messages back off (ChangeMessageVisibility). */
+  throttled: 'ClaimsThrottled',
   fenced: 'BatchesFenced',
   quarantined: 'EventsQuarantined',
   ignored: 'EventsIgnored',

@@ -5,6 +5,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { trackAttempts } from './attempts.ts';
 import { type AwsTarget, clientConfig } from './target.ts';
 
 /** Every SDK client Inlet uses, built for one target. */
@@ -26,7 +27,7 @@ export interface AwsClients {
  */
 export function createClients(target: AwsTarget): AwsClients {
   const config = clientConfig(target);
-  return {
+  const clients = {
     s3: new S3Client(config),
     sqs: new SQSClient(config),
     dynamodb: new DynamoDBClient(config),
@@ -35,6 +36,8 @@ export function createClients(target: AwsTarget): AwsClients {
     cloudformation: new CloudFormationClient(config),
     lambda: new LambdaClient(config),
   };
+  for (const client of Object.values(clients)) trackAttempts(client);
+  return clients;
 }
 
 export function destroyClients(clients: AwsClients): void {

@@ -13,7 +13,9 @@ import type { MetricsSink } from '../metrics.ts';
 import { EventBridgePublisher, noEvents } from '../storage/eventbridge-publisher.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../storage/sqs-commit-queue.ts';
+import { SqsRetryScheduler } from '../storage/sqs-retry-scheduler.ts';
 import type { BackfillDeps } from '../usecases/backfill.ts';
+import { trackAttempts } from './attempts.ts';
 import { PowertoolsMetrics } from './powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from './target.ts';
 
@@ -41,6 +43,7 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
     sqs: new SQSClient(aws),
     events: new EventBridgeClient(aws),
   };
+  for (const client of Object.values(clients)) trackAttempts(client);
   const logger = new Logger({ serviceName: service });
   const metrics = new PowertoolsMetrics(
     new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'Inlet', serviceName: service }),
@@ -83,7 +86,8 @@ export function runtimeFromEnv(
   const events = env.INLET_EVENT_BUS
     ? new EventBridgePublisher({ client: base.clients.events, eventBusName: env.INLET_EVENT_BUS })
     : noEvents;
-  return { ...base, store, commitQueue, events };
+  const retries = new SqsRetryScheduler(base.clients.sqs);
+  return { ...base, store, commitQueue, events, retries };
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

@@ -35,15 +35,22 @@ export function clientConfig(target: AwsTarget): {
   forcePathStyle?: boolean;
   credentials?: { accessKeyId: string; secretAccessKey: string };
   maxAttempts?: number;
+  retryMode: 'adaptive';
   requestHandler: { connectionTimeout: number; requestTimeout: number };
 } {
   // Node's SDK waits forever on a silent socket by default; a bounded wait turns a hung call into an
   // UnknownOutcomeError the protocol already handles (the batch is not sealed, the claims expire).
   const requestHandler = { connectionTimeout: 3_000, requestTimeout: 30_000 };
+  // Adaptive: under throttling the client slows its own send rate instead of spending its retry quota
+  // (a new on-demand table starts at 4,000 write units/s; docs/protocol.md, "What AWS does ...").
+  const retryMode = 'adaptive' as const;
   if (target.kind === 'aws')
-    return target.region ? { region: target.region, requestHandler } : { requestHandler };
+    return target.region
+      ? { region: target.region, requestHandler, retryMode }
+      : { requestHandler, retryMode };
   return {
     requestHandler,
+    retryMode,
     region: target.region,
     endpoint: target.endpoint,
     // Emulators serve buckets on one host:port; virtual-hosted style would need wildcard DNS.

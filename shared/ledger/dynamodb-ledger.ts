@@ -20,12 +20,13 @@ import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord
 import { batchKey, fileKey, parseFilePk, quarantineKey, SEALED_INDEX, tableKey } from './keys.ts';
 import type {
   ClaimResult,
+  FenceResult,
   FileEntry,
   FinalizeResult,
   Ledger,
+  MoveResult,
   SealRequest,
   SealResult,
-  TakeoverResult,
 } from './ledger.ts';
 
 export interface DynamoDbLedgerOptions {
@@ -132,62 +133,58 @@ export class DynamoDbLedger implements Ledger {
     return Item ? toBatch(Item) : undefined;
   }
 
-  async takeOver(
+  async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...batchKey(table, batchId), table, batchId, state: 'ABORTED', abortedBy: byBatchId },
+          // Fence: once BATCH#B is ABORTED its batcher can never seal it (the seal needs the item absent), so
+          // it can never publish a list naming a file we move. Fails if B got SEALED first: then it owns them.
+          ConditionExpression: 'attribute_not_exists(pk) OR #state = :aborted',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':aborted': 'ABORTED' },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'fenced' };
+    } catch (error) {
+      if (isConditionFailure(error)) {
+        const batch = error.Item ? toBatch(unmarshall(error.Item)) : await this.getBatch(table, batchId);
+        if (batch && batch.state !== 'ABORTED') return { kind: 'batch-live', batch };
+      }
+      throw classifyAwsError('fence batch', error);
+    }
+  }
+
+  async moveFile(
     file: FileRef,
     fromBatchId: string,
     toBatchId: string,
     leaseUntil: number,
-  ): Promise<TakeoverResult> {
+  ): Promise<MoveResult> {
     try {
       await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              // Fence: once BATCH#old is ABORTED its batcher can never seal it, so it can never publish a
-              // list that still names this file. Fails if the old batch got SEALED first (then it owns the file).
-              Put: {
-                TableName: this.tableName,
-                Item: {
-                  ...batchKey(file.table, fromBatchId),
-                  table: file.table,
-                  batchId: fromBatchId,
-                  state: 'ABORTED',
-                  abortedBy: toBatchId,
-                },
-                ConditionExpression: 'attribute_not_exists(pk) OR #state = :aborted',
-                ExpressionAttributeNames: { '#state': 'state' },
-                ExpressionAttributeValues: { ':aborted': 'ABORTED' },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
-            },
-            {
-              // Two batchers taking over the same file: only the first moves it.
-              Update: {
-                TableName: this.tableName,
-                Key: fileKey(file.table, file.identity),
-                UpdateExpression: 'SET batchId = :to, leaseUntil = :lease, takenFrom = :from',
-                ConditionExpression: 'batchId = :from',
-                ExpressionAttributeValues: { ':to': toBatchId, ':from': fromBatchId, ':lease': leaseUntil },
-              },
-            },
-          ],
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: fileKey(file.table, file.identity),
+          UpdateExpression: 'SET batchId = :to, leaseUntil = :lease, takenFrom = :from',
+          // Two batchers taking over the same file: only the first moves it; the other learns the new owner.
+          ConditionExpression: 'batchId = :from',
+          ExpressionAttributeValues: { ':to': toBatchId, ':from': fromBatchId, ':lease': leaseUntil },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { kind: 'taken' };
+      return { kind: 'moved' };
     } catch (error) {
-      if (isCancelled(error)) {
-        const [batchReason, fileReason] = error.CancellationReasons ?? [];
-        if (batchReason?.Code === 'ConditionalCheckFailed' && batchReason.Item) {
-          return { kind: 'batch-live', batch: toBatch(unmarshall(batchReason.Item)) };
-        }
-        if (fileReason?.Code === 'ConditionalCheckFailed') return { kind: 'owner-changed' };
-        if (batchReason?.Code === 'ConditionalCheckFailed') {
-          const batch = await this.getBatch(file.table, fromBatchId);
-          if (batch) return { kind: 'batch-live', batch };
-          return { kind: 'owner-changed' };
-        }
+      if (isConditionFailure(error) && error.Item) {
+        const old = unmarshall(error.Item);
+        return {
+          kind: 'owned',
+          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+        };
       }
-      throw classifyAwsError('take over file', error);
+      throw classifyAwsError('move file', error);
     }
   }
 

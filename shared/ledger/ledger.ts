@@ -11,12 +11,15 @@ export type ClaimResult =
   | { readonly kind: 'claimed' }
   | { readonly kind: 'owned'; readonly owner: FileOwner };
 
-export type TakeoverResult =
-  | { readonly kind: 'taken' }
-  /** The old batch is SEALED or COMMITTED after all: the file is in it. */
-  | { readonly kind: 'batch-live'; readonly batch: BatchRecord }
-  /** Another batcher took the file first. */
-  | { readonly kind: 'owner-changed' };
+export type FenceResult =
+  | { readonly kind: 'fenced' }
+  /** The old batch is SEALED or COMMITTED after all: its files are in it. */
+  | { readonly kind: 'batch-live'; readonly batch: BatchRecord };
+
+export type MoveResult =
+  | { readonly kind: 'moved' }
+  /** The file no longer names the fenced batch: this is its owner now (ALL_OLD, never a read). */
+  | { readonly kind: 'owned'; readonly owner: FileOwner };
 
 export type SealResult = { readonly kind: 'sealed' } | { readonly kind: 'fenced'; readonly state: string };
 
@@ -42,20 +45,22 @@ export interface FileEntry extends FileOwner {
 
 /**
  * The claim ledger: the checkpoint. All protocol state lives here (docs/protocol.md, "Items").
- * Adapters map SDK errors to DefiniteFailureError / UnknownOutcomeError.
+ * Adapters map SDK errors with `classifyAwsError`: UnknownOutcomeError whenever any attempt may have been
+ * applied, ThrottledError / DefiniteFailureError only when none can have been.
  */
 export interface Ledger {
   /** Step B2: one conditional put per file; `owned` carries the current owner (ALL_OLD), never a read. */
   claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult>;
   /** Strongly consistent. */
   getBatch(table: string, batchId: string): Promise<BatchRecord | undefined>;
-  /** Fenced takeover of a file whose owner batch is ABORTED or never sealed with an expired lease. */
-  takeOver(
-    file: FileRef,
-    fromBatchId: string,
-    toBatchId: string,
-    leaseUntil: number,
-  ): Promise<TakeoverResult>;
+  /**
+   * Takeover, step 1: mark BATCH#B ABORTED unless it is SEALED or COMMITTED. ABORTED is final (the seal
+   * requires the item to be absent), so once fenced, B can never publish a list: idempotent, once per dead
+   * owner and invocation.
+   */
+  fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult>;
+  /** Takeover, step 2 (only after `fenceBatch` said fenced): move a file from the fenced batch to ours. */
+  moveFile(file: FileRef, fromBatchId: string, toBatchId: string, leaseUntil: number): Promise<MoveResult>;
   /** Step B4: create BATCH#B as SEALED unless a takeover already marked it ABORTED. */
   sealBatch(request: SealRequest): Promise<SealResult>;
   /** Strongly consistent; head 0 for a table never committed. */

@@ -1,25 +1,38 @@
 import pLimit from 'p-limit';
 import { ulid } from 'ulid';
 import type { PipelineConfig } from '../config.ts';
-import { InletError, UnknownOutcomeError } from '../errors.ts';
 import { parseMessage } from '../events/parse-message.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
 import { canonicalFiles } from '../manifest.ts';
-import type { BatchRecord, FileRef } from '../model.ts';
+import type { FileRef } from '../model.ts';
 import { Router } from '../routing.ts';
 import type { BatchStore, CommitQueue } from '../storage/batch-store.ts';
+import {
+  type ClaimContext,
+  type ClaimOutcome,
+  type ClaimStats,
+  type Clock,
+  FileClaimer,
+  settle,
+} from './claim-files.ts';
 import { quarantineRecords } from './quarantine.ts';
 
-export interface IngestDeps {
+export interface IngestDeps extends Clock {
   readonly config: PipelineConfig;
   readonly ledger: Ledger;
   readonly store: BatchStore;
   readonly commitQueue: CommitQueue;
   readonly log: Log;
-  /** epoch ms */
-  readonly now: () => number;
   readonly newBatchId?: () => string;
+}
+
+export interface HandleOptions {
+  /**
+   * epoch ms by which the invocation must have returned (Lambda: now + remaining time). Claims stop early
+   * enough to stage, seal and request the commit before it.
+   */
+  readonly deadline?: number;
 }
 
 export interface IncomingMessage {
@@ -27,6 +40,8 @@ export interface IncomingMessage {
   readonly body: string;
   /** ISO-8601, SQS SentTimestamp: stable across redeliveries. */
   readonly sentAt: string;
+  /** SQS ApproximateReceiveCount: throttled messages back off longer each time. @default 1 */
+  readonly receiveCount?: number;
 }
 
 export interface SealedBatchSummary {
@@ -39,12 +54,13 @@ export interface SealedBatchSummary {
 export interface IngestResult {
   /** Messages SQS must deliver again (Lambda `batchItemFailures`). */
   readonly failedMessageIds: string[];
-  readonly stats: {
-    claimed: number;
-    duplicates: number;
-    takeovers: number;
-    busy: number;
-    failedClaims: number;
+  /**
+   * Failed messages worth delivering again sooner (or later) than the queue's visibility timeout, in seconds:
+   * throttled ones back off, busy ones wait for the owner's lease, fenced ones come back at once. Messages not
+   * here keep the queue's timeout (an unsettled claim's lease must run out first).
+   */
+  readonly retryAfterSeconds: Map<string, number>;
+  readonly stats: ClaimStats & {
     fenced: number;
     quarantined: number;
     ignored: number;
@@ -55,15 +71,53 @@ export interface IngestResult {
   readonly sealed: SealedBatchSummary[];
 }
 
-type Outcome = 'claimed' | 'duplicate' | 'busy' | 'failed' | 'unknown';
-
 interface PendingClaim {
   readonly file: FileRef;
   readonly messageIds: Set<string>;
-  outcome?: Outcome;
+  outcome?: ClaimOutcome;
+  /** For a busy claim: when the owner's lease ends. */
+  retryAt?: number;
 }
 
-const MAX_TAKEOVER_ROUNDS = 3;
+/** Time kept for staging, sealing and requesting the commit after the last claim (Lambda deadline). */
+const SEAL_MARGIN_MS = 10_000;
+/** Throttled messages come back after 5 s, 10 s, 20 s ... at most 15 minutes (jittered). */
+const THROTTLE_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+
+/** What one invocation knows while it runs: who failed, why, and what to re-send. */
+class Invocation {
+  readonly failed = new Set<string>();
+  /** messageId -> seconds; 'keep' when one of its files needs the queue's own timeout. */
+  readonly delays = new Map<string, number | 'keep'>();
+  readonly resendCommits = new Map<string, { table: string; batchId: string }>();
+  readonly sealed: SealedBatchSummary[] = [];
+  readonly stats: IngestResult['stats'] = {
+    claimed: 0,
+    duplicates: 0,
+    takeovers: 0,
+    busy: 0,
+    throttled: 0,
+    failedClaims: 0,
+    fenced: 0,
+    quarantined: 0,
+    ignored: 0,
+    skipped: 0,
+    deferred: 0,
+  };
+
+  constructor(readonly messages: readonly IncomingMessage[]) {}
+
+  /** Fails the messages of these claims; `delay` says when each may come back (see retryAfterSeconds). */
+  fail(claims: readonly PendingClaim[], delay: (claim: PendingClaim, messageId: string) => number | 'keep') {
+    for (const claim of claims) for (const id of claim.messageIds) this.failMessage(id, delay(claim, id));
+  }
+
+  failMessage(id: string, delay: number | 'keep') {
+    this.failed.add(id);
+    const current = this.delays.get(id);
+    this.delays.set(id, current === 'keep' || delay === 'keep' ? 'keep' : Math.max(current ?? 0, delay));
+  }
+}
 
 /**
  * The batcher (docs/protocol.md, B1-B6): parse and route, claim every file with one conditional write,
@@ -77,38 +131,59 @@ export class IngestBatch {
     this.router = new Router(deps.config);
   }
 
-  async handle(messages: readonly IncomingMessage[]): Promise<IngestResult> {
-    const { log } = this.deps;
-    const failed = new Set<string>();
-    const stats: IngestResult['stats'] = {
-      claimed: 0,
-      duplicates: 0,
-      takeovers: 0,
-      busy: 0,
-      failedClaims: 0,
-      fenced: 0,
-      quarantined: 0,
-      ignored: 0,
-      skipped: 0,
-      deferred: 0,
-    };
+  async handle(messages: readonly IncomingMessage[], options: HandleOptions = {}): Promise<IngestResult> {
+    const run = new Invocation(messages);
+    const claims = await this.parseAndRoute(run);
+    const byTable = groupBy([...claims.values()], (claim) => claim.file.table);
+    const batchIds = new Map([...byTable.keys()].map((table) => [table, (this.deps.newBatchId ?? ulid)()]));
+    const startedAt = this.deps.now();
+    const leaseUntil = startedAt + this.deps.config.leaseSeconds * 1000;
+    // A batch still claiming when its first claims' leases run out is fenced by the takeovers of its own
+    // redelivered messages, and one that is always too big never seals (livelock): claims not started by
+    // half the lease, or too close to the Lambda's own end to still seal, are deferred (their messages come
+    // back at once).
+    const halfLease = startedAt + (this.deps.config.leaseSeconds * 1000) / 2;
+    const deadline = Math.min(halfLease, (options.deadline ?? Number.POSITIVE_INFINITY) - SEAL_MARGIN_MS);
 
-    // B1. Parse and route; one claim per (table, identity) however many messages name the file.
+    await this.claimAll(run, claims, (table) => ({
+      batchId: batchIds.get(table) as string,
+      leaseUntil,
+      deadline,
+      stats: run.stats,
+      resendCommits: run.resendCommits,
+    }));
+    for (const [table, tableClaims] of byTable)
+      await this.sealTable(run, table, batchIds.get(table) as string, tableClaims, deadline);
+    await this.resendCommits(run);
+
+    const retryAfterSeconds = new Map<string, number>();
+    for (const [id, delay] of run.delays) if (delay !== 'keep') retryAfterSeconds.set(id, Math.ceil(delay));
+    return {
+      failedMessageIds: messages.map((m) => m.messageId).filter((id) => run.failed.has(id)),
+      retryAfterSeconds,
+      stats: run.stats,
+      sealed: run.sealed,
+    };
+  }
+
+  /** B1. Parse and route; one claim per (table, identity) however many messages name the file. */
+  private async parseAndRoute(run: Invocation): Promise<Map<string, PendingClaim>> {
+    const { log } = this.deps;
     const claims = new Map<string, PendingClaim>();
-    for (const message of messages) {
+    for (const message of run.messages) {
       const parsed = parseMessage(message.body);
       for (const reason of parsed.ignored)
         log.info('ignored event', { messageId: message.messageId, reason });
-      stats.ignored += parsed.ignored.length;
+      run.stats.ignored += parsed.ignored.length;
       if (parsed.malformed.length > 0) {
         const ok = await quarantineRecords(this.deps.ledger, log, message, parsed.malformed);
-        if (ok) stats.quarantined += parsed.malformed.length;
-        else failed.add(message.messageId);
+        if (ok) run.stats.quarantined += parsed.malformed.length;
+        else run.failMessage(message.messageId, 'keep');
       }
       for (const object of parsed.objects) {
         const routed = this.router.route(object);
         if (routed.kind === 'skipped') {
-          stats.skipped += 1;
+          run.stats.skipped += 1;
           log.info('file skipped', { bucket: object.bucket, key: object.key, reason: routed.reason });
           continue;
         }
@@ -116,188 +191,159 @@ export class IngestBatch {
           const id = `${file.table}#${file.identity}`;
           const existing = claims.get(id);
           // The same file twice in one batch (a duplicate S3 event): one claim serves both messages.
-          if (existing && !existing.messageIds.has(message.messageId)) stats.duplicates += 1;
+          if (existing && !existing.messageIds.has(message.messageId)) run.stats.duplicates += 1;
           const claim = existing ?? { file, messageIds: new Set<string>() };
           claim.messageIds.add(message.messageId);
           claims.set(id, claim);
         }
       }
     }
+    return claims;
+  }
 
-    // One batch per table in this invocation.
-    const byTable = new Map<string, PendingClaim[]>();
-    for (const claim of claims.values()) {
-      const list = byTable.get(claim.file.table) ?? [];
-      list.push(claim);
-      byTable.set(claim.file.table, list);
-    }
-    const batchIds = new Map([...byTable.keys()].map((table) => [table, (this.deps.newBatchId ?? ulid)()]));
-    const startedAt = this.deps.now();
-    const leaseUntil = startedAt + this.deps.config.leaseSeconds * 1000;
-    // A batch that is still claiming when its first claims' leases run out gets fenced by the takeovers of
-    // its own redelivered messages, and a batch that is always too big never seals (livelock). So claims not
-    // started by half the lease are deferred: their messages fail and return; the rest seals in time.
-    // Lambda's timeout (< lease) usually ends the invocation first; dense messages (a backfill packs
-    // several files into one) and a slow ledger are where this matters.
-    const claimDeadline = startedAt + (this.deps.config.leaseSeconds * 1000) / 2;
-    const batchCache = new Map<string, Promise<BatchRecord | undefined>>();
-    const resendCommits = new Map<string, { table: string; batchId: string }>();
-
-    // B2. Claim, bounded concurrency.
+  /** B2. Claim, bounded concurrency; claims not started by the deadline are deferred. */
+  private async claimAll(
+    run: Invocation,
+    claims: Map<string, PendingClaim>,
+    contextOf: (table: string) => ClaimContext,
+  ): Promise<void> {
+    const claimer = new FileClaimer(this.deps.ledger, this.deps.log, this.deps);
     const limit = pLimit(this.deps.config.claimConcurrency);
     await Promise.all(
       [...claims.values()].map((claim) =>
         limit(async () => {
-          if (this.deps.now() > claimDeadline) {
-            stats.deferred += 1;
+          const ctx = contextOf(claim.file.table);
+          if (this.deps.now() > ctx.deadline) {
+            run.stats.deferred += 1;
             claim.outcome = 'busy';
+            claim.retryAt = this.deps.now();
             return;
           }
-          const batchId = batchIds.get(claim.file.table) as string;
-          claim.outcome = await this.claim(claim.file, batchId, leaseUntil, batchCache, resendCommits, stats);
+          const result = await claimer.claim(claim.file, ctx);
+          claim.outcome = result.outcome;
+          claim.retryAt = result.busyUntil;
         }),
       ),
     );
+  }
 
-    const sealed: SealedBatchSummary[] = [];
-    for (const [table, tableClaims] of byTable) {
-      const batchId = batchIds.get(table) as string;
-      const mine = tableClaims.filter((c) => c.outcome === 'claimed');
-      const failMessages = (list: readonly PendingClaim[]) => {
-        for (const c of list) for (const id of c.messageIds) failed.add(id);
+  /** B3 stage the list, B4 seal, B5 request the commit, for one table's batch. */
+  private async sealTable(
+    run: Invocation,
+    table: string,
+    batchId: string,
+    tableClaims: readonly PendingClaim[],
+    deadline: number,
+  ): Promise<void> {
+    const { log, ledger } = this.deps;
+    const mine = tableClaims.filter((c) => c.outcome === 'claimed');
+    run.fail(
+      tableClaims.filter((c) => c.outcome === 'busy' || c.outcome === 'throttled' || c.outcome === 'failed'),
+      (claim, messageId) => this.retryDelay(claim, messageId, run),
+    );
+    if (tableClaims.some((c) => c.outcome === 'unknown')) {
+      // A claim may name B that we cannot list: B must never seal. Fence it ourselves so that its files are
+      // taken over on redelivery at once, instead of after the lease.
+      log.warn('claim outcome unknown: batch left unsealed and fenced', { table, batchId });
+      const fenced = await this.fenceOwn(table, batchId, deadline);
+      run.fail(tableClaims, () => (fenced ? 0 : 'keep'));
+      return;
+    }
+    if (mine.length === 0) return;
+    try {
+      const files = canonicalFiles(mine.map((c) => c.file));
+      const bytes = files.reduce((sum, f) => sum + f.size, 0);
+      const stagedKey = await this.deps.store.putStagedList({ table, batchId, files });
+      const request = {
+        table,
+        batchId,
+        fileCount: files.length,
+        bytes,
+        stagedKey,
+        sealedAt: this.deps.now(),
+        minEventTime: files.map((f) => f.eventTime).sort()[0] ?? '',
       };
-      failMessages(tableClaims.filter((c) => c.outcome === 'busy' || c.outcome === 'failed'));
-
-      if (tableClaims.some((c) => c.outcome === 'unknown')) {
-        // A claim may exist that we cannot list: never seal. Our claims expire and are taken over on retry.
-        log.warn('claim outcome unknown: batch left unsealed', { table, batchId });
-        failMessages(tableClaims);
-        continue;
-      }
-      if (mine.length === 0) continue;
-      try {
-        // B3. Stage the list; B4. seal; B5. request the commit.
-        const files = canonicalFiles(mine.map((c) => c.file));
-        const bytes = files.reduce((sum, f) => sum + f.size, 0);
-        const stagedKey = await this.deps.store.putStagedList({ table, batchId, files });
-        const seal = await this.deps.ledger.sealBatch({
+      // Re-issued when its outcome is unknown: the answer (or ALL_OLD) says SEALED or fenced.
+      const seal = await settle(this.deps, Number.POSITIVE_INFINITY, () => ledger.sealBatch(request));
+      if (!seal.ok) throw seal.error;
+      if (seal.value.kind === 'fenced') {
+        run.stats.fenced += 1;
+        log.warn('batch fenced by a takeover before it sealed; its records will be retried', {
           table,
           batchId,
-          fileCount: files.length,
-          bytes,
-          stagedKey,
-          sealedAt: this.deps.now(),
-          minEventTime: files.map((f) => f.eventTime).sort()[0] ?? '',
         });
-        if (seal.kind === 'fenced') {
-          stats.fenced += 1;
-          log.warn('batch fenced by a takeover before it sealed; its records will be retried', {
-            table,
-            batchId,
-          });
-          failMessages(mine);
-          continue;
-        }
-        sealed.push({ table, batchId, files: files.length, bytes });
-        await this.deps.commitQueue.requestCommit(table, batchId);
-        resendCommits.delete(`${table}#${batchId}`);
-      } catch (error) {
-        // Before the seal: claims expire and are taken over. After it: the retry finds the batch SEALED
-        // and re-sends the commit request; the sweeper does too.
-        log.error('sealing batch failed', { table, batchId, error: String(error) });
-        failMessages(mine);
+        run.fail(mine, () => 0);
+        return;
       }
+      run.sealed.push({ table, batchId, files: files.length, bytes });
+    } catch (error) {
+      // Before the seal: fence B so its claims are taken over at once. After it: the retry finds the batch
+      // SEALED and re-sends the commit request; the sweeper does too.
+      log.error('sealing batch failed', { table, batchId, error: String(error) });
+      const fenced = await this.fenceOwn(table, batchId, deadline);
+      run.fail(mine, () => (fenced ? 0 : 'keep'));
+      return;
     }
+    try {
+      await this.deps.commitQueue.requestCommit(table, batchId);
+      run.resendCommits.delete(`${table}#${batchId}`);
+    } catch (error) {
+      // Sealed: the files are safe. Their redelivery re-sends the request soon (and the sweeper would).
+      log.warn('commit request failed after the seal; redelivery re-sends it', {
+        table,
+        batchId,
+        error: String(error),
+      });
+      run.fail(mine, () => 1);
+    }
+  }
 
-    // B6'. Duplicates of batches sealed earlier: make sure their commit was requested (idempotent).
-    for (const { table, batchId } of resendCommits.values()) {
+  /** Marks our own batch ABORTED unless it sealed after all. True when its claims are free to take over. */
+  private async fenceOwn(table: string, batchId: string, deadline: number): Promise<boolean> {
+    const fence = await settle(this.deps, Math.max(deadline, this.deps.now() + SEAL_MARGIN_MS / 2), () =>
+      this.deps.ledger.fenceBatch(table, batchId, batchId),
+    );
+    return fence.ok && fence.value.kind === 'fenced';
+  }
+
+  /** B6'. Duplicates of batches sealed earlier: make sure their commit was requested (idempotent). */
+  private async resendCommits(run: Invocation): Promise<void> {
+    for (const { table, batchId } of run.resendCommits.values()) {
       try {
         await this.deps.commitQueue.requestCommit(table, batchId);
       } catch (error) {
-        log.warn('re-sending a commit request failed; the sweeper will', {
+        this.deps.log.warn('re-sending a commit request failed; the sweeper will', {
           table,
           batchId,
           error: String(error),
         });
       }
     }
-
-    return {
-      failedMessageIds: messages.map((m) => m.messageId).filter((id) => failed.has(id)),
-      stats,
-      sealed,
-    };
   }
 
-  private async claim(
-    file: FileRef,
-    batchId: string,
-    leaseUntil: number,
-    batchCache: Map<string, Promise<BatchRecord | undefined>>,
-    resendCommits: Map<string, { table: string; batchId: string }>,
-    stats: IngestResult['stats'],
-  ): Promise<Outcome> {
-    const { ledger, log } = this.deps;
-    try {
-      for (let round = 0; round < MAX_TAKEOVER_ROUNDS; round++) {
-        const result = await ledger.claimFile(file, batchId, leaseUntil);
-        if (result.kind === 'claimed') {
-          stats.claimed += 1;
-          return 'claimed';
-        }
-        const owner = result.owner;
-        // An SDK retry of our own successful put.
-        if (owner.batchId === batchId) {
-          stats.claimed += 1;
-          return 'claimed';
-        }
-        const cacheKey = `${file.table}#${owner.batchId}`;
-        if (!batchCache.has(cacheKey)) batchCache.set(cacheKey, ledger.getBatch(file.table, owner.batchId));
-        const batch = await batchCache.get(cacheKey);
-        if (batch?.state === 'COMMITTED' || batch?.state === 'SEALED') {
-          stats.duplicates += 1;
-          if (batch.state === 'SEALED')
-            resendCommits.set(cacheKey, { table: file.table, batchId: owner.batchId });
-          return 'duplicate';
-        }
-        if (!batch && owner.leaseUntil > this.deps.now()) {
-          stats.busy += 1;
-          return 'busy';
-        }
-        // Owner ABORTED, or died before sealing and its lease ran out: fenced takeover.
-        const takeover = await ledger.takeOver(file, owner.batchId, batchId, leaseUntil);
-        if (takeover.kind === 'taken') {
-          stats.takeovers += 1;
-          stats.claimed += 1;
-          log.info('claim taken over', {
-            table: file.table,
-            identity: file.identity,
-            from: owner.batchId,
-            to: batchId,
-          });
-          return 'claimed';
-        }
-        if (takeover.kind === 'batch-live') {
-          batchCache.set(cacheKey, Promise.resolve(takeover.batch));
-          if (takeover.batch.state === 'SEALED')
-            resendCommits.set(cacheKey, { table: file.table, batchId: owner.batchId });
-          stats.duplicates += 1;
-          return 'duplicate';
-        }
-        // owner-changed: someone else moved it; look again.
-      }
-      stats.busy += 1;
-      return 'busy';
-    } catch (error) {
-      stats.failedClaims += 1;
-      const unknown = error instanceof UnknownOutcomeError || !(error instanceof InletError);
-      log.warn('claim failed', {
-        table: file.table,
-        identity: file.identity,
-        unknownOutcome: unknown,
-        error: String(error),
-      });
-      return unknown ? 'unknown' : 'failed';
+  /** When a failed message should come back (seconds), by why its file failed. */
+  private retryDelay(claim: PendingClaim, messageId: string, run: Invocation): number | 'keep' {
+    const now = this.deps.now();
+    if (claim.outcome === 'busy') return Math.max(0, ((claim.retryAt ?? now) - now) / 1000) + 1;
+    if (claim.outcome === 'throttled') {
+      const receives = run.messages.find((m) => m.messageId === messageId)?.receiveCount ?? 1;
+      const ceiling = Math.min(
+        THROTTLE_BACKOFF.capSeconds,
+        THROTTLE_BACKOFF.baseSeconds * 2 ** (receives - 1),
+      );
+      return ceiling / 2 + (ceiling / 2) * (this.deps.random ?? Math.random)();
     }
+    return 'keep';
   }
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const list = groups.get(key) ?? [];
+    list.push(item);
+    groups.set(key, list);
+  }
+  return groups;
 }

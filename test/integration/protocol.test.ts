@@ -134,10 +134,8 @@ describe('protocol under races and crashes', () => {
     expect(h.metrics.totals.get('ClaimTakeovers')).toBe(4);
   });
 
-  it('a claim whose response was lost (write applied, timeout reported) keeps the whole batch unsealed', async () => {
-    const h = await harness(1);
-    const files = keys(4);
-    for (const key of files) await h.put(key);
+  /** A batcher whose ledger applies every claim but reports `UnknownOutcomeError` for the chosen calls. */
+  function lossyClaims(h: Awaited<ReturnType<typeof harness>>, lose: (call: number, key: string) => boolean) {
     const ports = h.ports();
     let calls = 0;
     const flaky = new Proxy(ports.ledger, {
@@ -147,12 +145,13 @@ describe('protocol under races and crashes', () => {
         return async (...args: Parameters<typeof target.claimFile>) => {
           const result = await target.claimFile(...args);
           calls += 1;
-          if (calls === 2) throw new UnknownOutcomeError('claim file failed: TimeoutError: socket hang up');
+          if (lose(calls, args[0].key))
+            throw new UnknownOutcomeError('claim file failed: TimeoutError: socket hang up');
           return result;
         };
       },
     });
-    const handler = makeBatcherHandler({
+    return makeBatcherHandler({
       ...ports,
       ledger: flaky,
       config: h.config,
@@ -160,16 +159,46 @@ describe('protocol under races and crashes', () => {
       metrics: h.metrics,
       now: h.now,
     });
+  }
+
+  it('a claim whose response was lost once is re-issued and found ours: the batch seals whole', async () => {
+    const h = await harness(1);
+    const files = keys(4);
+    for (const key of files) await h.put(key);
+    const handler = lossyClaims(h, (call) => call === 2);
     const result = await pollOnce(
       { client: h.clients.sqs, queueUrl: h.resources.ingestQueue.url, batchSize: 10 },
       handler,
     );
-    // Every record that routed a file is given back; nothing was sealed.
+    expect(result.failed).toBe(0);
+    const [sealed] = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
+    expect(sealed?.fileCount).toBe(files.length);
+    await h.runUntilQuiet();
+    expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+  });
+
+  it('a claim whose outcome stays unknown keeps the whole batch unsealed, fenced so redelivery takes over at once', async () => {
+    const h = await harness(60);
+    const files = keys(4);
+    for (const key of files) await h.put(key);
+    const handler = lossyClaims(h, (_, key) => key === files[1]);
+    const result = await pollOnce(
+      { client: h.clients.sqs, queueUrl: h.resources.ingestQueue.url, batchSize: 10 },
+      handler,
+    );
+    // Every record that routed a file is given back; nothing was sealed; the batch fenced itself.
     expect(result.failed).toBe(files.length);
     expect(await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER)).toEqual([]);
     expect(h.logs.some((l) => l.message.startsWith('claim outcome unknown'))).toBe(true);
-    await h.runUntilQuiet();
+    const owner = await h.ledger.getFile(
+      'orders',
+      (await h.ledger.scanFiles({ table: 'orders' }))[0]?.identity ?? '',
+    );
+    expect((await h.ledger.getBatch('orders', owner?.batchId ?? ''))?.state).toBe('ABORTED');
+    // The lease is 60 s, yet the next invocation takes the files over: the fence freed them.
+    await h.runUntilQuiet(30_000);
     expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+    expect(h.metrics.totals.get('ClaimTakeovers')).toBeGreaterThanOrEqual(files.length - 1);
   });
 
   it('a sealed batch whose commit request was lost is committed by redelivery, or by the sweeper', async () => {

@@ -34,6 +34,7 @@ describe('clientConfig', () => {
     expect(emulator.credentials).toEqual({ accessKeyId: 'test', secretAccessKey: 'test' });
     expect(clientConfig({ kind: 'aws' })).toEqual({
       requestHandler: { connectionTimeout: 3_000, requestTimeout: 30_000 },
+      retryMode: 'adaptive',
     });
   });
 });
