@@ -11,6 +11,8 @@ export interface SdkFault {
   readonly match: (commandName: string, input: Record<string, unknown>) => boolean;
   /** One entry per attempt of a matching call; attempts past the end pass. */
   readonly script: readonly AttemptFault[];
+  /** How many matching calls follow the script; later ones pass. @default every one */
+  readonly calls?: number;
 }
 
 export function serverError(): Error {
@@ -48,7 +50,8 @@ export function injectSdkFault(
         const input = args.input as Record<string, unknown>;
         const state = context as { [ATTEMPT]?: number };
         if (state[ATTEMPT] === undefined) {
-          if (!fault.match(name, input)) return next(args);
+          if (faulted >= (fault.calls ?? Number.POSITIVE_INFINITY) || !fault.match(name, input))
+            return next(args);
           faulted += 1;
           state[ATTEMPT] = 0;
         }
