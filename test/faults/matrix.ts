@@ -89,9 +89,12 @@ export async function discoverScenarios(
     for (const [point, n] of counts[component]) {
       points.push(`${component}:${point}`);
       for (const occurrence of n > 1 ? [1, n] : [1]) {
-        for (const when of ['before', 'after'] as const) {
+        for (const when of ['before', 'after', 'applied-then-refused'] as const) {
           scenarios.push({
-            name: `${component} crashes ${when} ${point} #${occurrence}`,
+            name:
+              when === 'applied-then-refused'
+                ? `${component}: ${point} #${occurrence} applied, then refused`
+                : `${component} crashes ${when} ${point} #${occurrence}`,
             component,
             crash: { point, occurrence, when },
           });

@@ -1,3 +1,5 @@
+import { classifyAwsError, POSSIBLY_APPLIED } from '../../shared/errors.ts';
+
 /**
  * Crash injection around the ports: a Lambda that dies between two AWS calls. After the crash point every
  * further call of that invocation throws, so the invocation can do nothing more (no writes, no deletes),
@@ -8,8 +10,23 @@ export interface CrashPlan {
   readonly point: string;
   /** Which call of that method crashes (1-based). @default 1 */
   readonly occurrence?: number;
-  /** Crash right after the call took effect, or right before it was sent. @default 'after' */
-  readonly when?: 'after' | 'before';
+  /**
+   * Crash right after the call took effect, or right before it was sent. `applied-then-refused`: no crash;
+   * the call takes effect, then reports what the SDK reports when attempt 1 was applied (answer lost, 500)
+   * and every retry was throttled, through the adapters' own `classifyAwsError`. @default 'after'
+   */
+  readonly when?: 'after' | 'before' | 'applied-then-refused';
+}
+
+/** The error an adapter raises for a call whose first attempt was applied and whose retries were throttled. */
+export function appliedThenThrottled(point: string): Error {
+  const last = Object.assign(new Error('The level of configured provisioned throughput was exceeded.'), {
+    name: 'ProvisionedThroughputExceededException',
+    $metadata: { httpStatusCode: 400, attempts: 4 },
+    // What the attempt-tracking middleware (shared/aws/attempts.ts) sets after seeing attempt 1's 500.
+    [POSSIBLY_APPLIED]: true,
+  });
+  return classifyAwsError(point, last);
 }
 
 export class SimulatedCrash extends Error {
@@ -44,6 +61,10 @@ export class FaultInjector {
             throw new SimulatedCrash(point);
           }
           const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (hit && this.plan?.when === 'applied-then-refused') {
+            this.fired = true;
+            throw appliedThenThrottled(point);
+          }
           if (hit) {
             this.dead = this.fired = true;
             throw new SimulatedCrash(point);
