@@ -13,18 +13,22 @@ export interface CrashPlan {
   /**
    * Crash right after the call took effect, or right before it was sent. `applied-then-refused`: no crash;
    * the call takes effect, then reports what the SDK reports when attempt 1 was applied (answer lost, 500)
-   * and every retry was throttled, through the adapters' own `classifyAwsError`. @default 'after'
+   * and every retry was throttled, through the adapters' own `classifyAwsError`; every later call of the
+   * same method in the invocation is throttled on all its attempts (sustained throttling, so re-issuing
+   * cannot settle it). @default 'after'
    */
   readonly when?: 'after' | 'before' | 'applied-then-refused';
 }
 
-/** The error an adapter raises for a call whose first attempt was applied and whose retries were throttled. */
-export function appliedThenThrottled(point: string): Error {
+/**
+ * The error an adapter raises for a call whose retries were all throttled; `firstApplied`: its first attempt
+ * was applied and answered 500, as the attempt-tracking middleware (shared/aws/attempts.ts) marks it.
+ */
+export function throttledAfterRetries(point: string, firstApplied: boolean): Error {
   const last = Object.assign(new Error('The level of configured provisioned throughput was exceeded.'), {
     name: 'ProvisionedThroughputExceededException',
     $metadata: { httpStatusCode: 400, attempts: 4 },
-    // What the attempt-tracking middleware (shared/aws/attempts.ts) sets after seeing attempt 1's 500.
-    [POSSIBLY_APPLIED]: true,
+    [POSSIBLY_APPLIED]: firstApplied,
   });
   return classifyAwsError(point, last);
 }
@@ -41,6 +45,8 @@ export class FaultInjector {
   readonly calls: string[] = [];
   dead = false;
   fired = false;
+  /** After an `applied-then-refused` hit: the method whose every later call is throttled. */
+  private throttling?: string;
 
   constructor(private readonly plan?: CrashPlan) {}
 
@@ -52,6 +58,7 @@ export class FaultInjector {
         const point = `${portName}.${String(property)}`;
         return async (...args: unknown[]) => {
           if (this.dead) throw new SimulatedCrash(`${point} (process already dead)`);
+          if (this.throttling === point) throw throttledAfterRetries(point, false);
           const n = (this.counts.get(point) ?? 0) + 1;
           this.counts.set(point, n);
           this.calls.push(point);
@@ -63,7 +70,8 @@ export class FaultInjector {
           const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
           if (hit && this.plan?.when === 'applied-then-refused') {
             this.fired = true;
-            throw appliedThenThrottled(point);
+            this.throttling = point;
+            throw throttledAfterRetries(point, true);
           }
           if (hit) {
             this.dead = this.fired = true;
