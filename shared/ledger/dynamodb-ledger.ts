@@ -424,7 +424,14 @@ export class DynamoDbLedger implements Ledger {
       let keys: Item[] = [...new Set(identities.slice(i, i + 100))].map((id) => fileKey(table, id));
       for (let attempt = 0; keys.length > 0; attempt++) {
         if (attempt > 0) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
-        if (attempt > 8) throw new DefiniteFailureError(`read ledger: ${keys.length} keys left unprocessed`);
+        if (attempt > 8) {
+          // BatchGetItem returns throttled keys as UnprocessedKeys: still throttled after every retry, the
+          // caller (the backfill step) is retried later. The cause's name marks it as throttling.
+          const cause = Object.assign(new Error('BatchGetItem UnprocessedKeys'), {
+            name: 'ProvisionedThroughputExceededException',
+          });
+          throw new DefiniteFailureError(`read ledger: ${keys.length} keys left unprocessed`, cause);
+        }
         const page = await this.send('read ledger', () =>
           this.doc.send(
             new BatchGetCommand({
