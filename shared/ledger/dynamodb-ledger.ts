@@ -17,7 +17,15 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { classifyAwsError, DefiniteFailureError } from '../errors.ts';
 import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
-import { batchKey, fileKey, parseFilePk, quarantineKey, SEALED_INDEX, tableKey } from './keys.ts';
+import {
+  batchKey,
+  fileKey,
+  parseFilePk,
+  quarantineKey,
+  quarantinePartitions,
+  SEALED_INDEX,
+  tableKey,
+} from './keys.ts';
 import type {
   ClaimResult,
   FenceResult,
@@ -380,32 +388,39 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]> {
+    const partitions = days.flatMap(quarantinePartitions);
+    const pages = await Promise.all(partitions.map((pk) => this.queryQuarantine(pk)));
+    return pages
+      .flat()
+      .sort((a, b) => (a.sentAt === b.sentAt ? (a.id < b.id ? -1 : 1) : a.sentAt < b.sentAt ? -1 : 1));
+  }
+
+  private async queryQuarantine(pk: string): Promise<QuarantineEntry[]> {
     const entries: QuarantineEntry[] = [];
-    for (const day of days) {
-      let ExclusiveStartKey: Record<string, unknown> | undefined;
-      do {
-        const page = await this.send('list quarantine', () =>
-          this.doc.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              KeyConditionExpression: 'pk = :pk',
-              ExpressionAttributeValues: { ':pk': `QUARANTINE#${day}` },
-              ExclusiveStartKey,
-            }),
-          ),
-        );
-        for (const item of page.Items ?? []) {
-          entries.push({
-            id: item.id as string,
-            reason: item.reason as string,
-            sentAt: item.sentAt as string,
-            source: item.source as string,
-            body: item.body as string,
-          });
-        }
-        ExclusiveStartKey = page.LastEvaluatedKey;
-      } while (ExclusiveStartKey);
-    }
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.send('list quarantine', () =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        entries.push({
+          id: item.id as string,
+          reason: item.reason as string,
+          sentAt: item.sentAt as string,
+          source: item.source as string,
+          body: item.body as string,
+          ...(item.bodyTruncated ? { bodyTruncated: true, bodyBytes: item.bodyBytes as number } : {}),
+        });
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
     return entries;
   }
 
