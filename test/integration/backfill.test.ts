@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import { queueDepth } from '../../shared/aws/queues.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
 import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
+import type { ObjectRef } from '../../shared/model.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
@@ -231,6 +233,30 @@ describe.skipIf(target.kind !== 'emulator')(
       const again = output((await run({ table: 'orders', prefix: 'orders/2025/00/' })).last);
       expect(again).toMatchObject({ listed: 167, matched: 167, enqueued: 0, alreadyIngested: 167 });
     }, 600_000);
+
+    it("path identity (allowOverwrites off): a key written twice is one file, with the first claimed event's metadata", async () => {
+      const key = 'orders/twice/a.json';
+      await put([key], 'first');
+      await runner.untilQuiet();
+      await put([key], 'second, longer');
+      await runner.untilQuiet();
+
+      const named: ObjectRef[] = [];
+      for (const version of await runner.store.listManifestVersions('orders')) {
+        const manifest = await runner.store.getManifest('orders', version);
+        named.push(...(manifest?.files ?? []).filter((f) => f.key === key));
+      }
+      // The claim is written once, by the first event; the rewrite's event is a duplicate of it, so the
+      // manifest keeps the first write's size and eTag (its entries url still loads the current object).
+      expect(named).toHaveLength(1);
+      expect(named[0]).toMatchObject({
+        size: 'first'.length,
+        eTag: createHash('md5').update('first').digest('hex'),
+      });
+      // The backfill agrees: the path is in the ledger, nothing to enqueue.
+      const again = output((await run({ table: 'orders', prefix: 'orders/twice/' })).last);
+      expect(again).toMatchObject({ listed: 1, matched: 1, enqueued: 0, alreadyIngested: 1 });
+    }, 120_000);
 
     it('a dry run lists, filters and checks the ledger, and changes nothing', async () => {
       const keys = Array.from({ length: 30 }, (_, i) => `clicks/dry/${i}.json`);
