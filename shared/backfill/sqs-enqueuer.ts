@@ -4,7 +4,7 @@ import {
   type SendMessageBatchCommandOutput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { classifyAwsError, DefiniteFailureError } from '../errors.ts';
+import { classifyAwsError, DefiniteFailureError, ThrottledError } from '../errors.ts';
 import type { ObjectRef } from '../model.ts';
 
 /** Puts files on the ingest queue, where the batcher claims them like any live event. */
@@ -97,10 +97,8 @@ function split(message: Message): Message[] {
  * machine (Inlet.Throttled), which retries the step with backoff; the step enqueues the page again and the
  * batcher's claim drops what was delivered twice.
  */
-function throttled(operation: string, detail: string): DefiniteFailureError {
-  // The backfill handler names errors whose cause chain holds a throttling error name Inlet.Throttled.
-  const cause = Object.assign(new Error(detail), { name: 'RequestThrottled' });
-  return new DefiniteFailureError(`${operation}: ${detail}`, cause);
+function throttled(operation: string, detail: string): ThrottledError {
+  return new ThrottledError(`${operation}: ${detail}`);
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { classifyAwsError, DefiniteFailureError } from '../errors.ts';
+import { classifyAwsError, ThrottledError } from '../errors.ts';
 import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
 import {
   batchKey,
@@ -439,14 +439,9 @@ export class DynamoDbLedger implements Ledger {
       let keys: Item[] = [...new Set(identities.slice(i, i + 100))].map((id) => fileKey(table, id));
       for (let attempt = 0; keys.length > 0; attempt++) {
         if (attempt > 0) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
-        if (attempt > 8) {
-          // BatchGetItem returns throttled keys as UnprocessedKeys: still throttled after every retry, the
-          // caller (the backfill step) is retried later. The cause's name marks it as throttling.
-          const cause = Object.assign(new Error('BatchGetItem UnprocessedKeys'), {
-            name: 'ProvisionedThroughputExceededException',
-          });
-          throw new DefiniteFailureError(`read ledger: ${keys.length} keys left unprocessed`, cause);
-        }
+        // BatchGetItem returns throttled keys as UnprocessedKeys: still throttled after every retry, the
+        // caller (the backfill step) is retried later, with backoff, by the state machine.
+        if (attempt > 8) throw new ThrottledError(`read ledger: ${keys.length} keys left unprocessed`);
         const page = await this.send('read ledger', () =>
           this.doc.send(
             new BatchGetCommand({
