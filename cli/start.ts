@@ -6,7 +6,7 @@ import { type DemoPlan, runDemo } from '../local/demo.ts';
 import { bringUpLocalStack } from '../local/local-stack.ts';
 import { LocalRunner } from '../local/runner.ts';
 import { ensureBackgroundEmulator, stateDir, writeLocalConfig } from '../local/state.ts';
-import { committedFiles, recentDays } from '../local/summary.ts';
+import { committedFiles, committedTotals, liveLine, recentDays } from '../local/summary.ts';
 import { createClients } from '../shared/aws/clients.ts';
 import { DEFAULT_EMULATOR_REGION, emulatorTarget } from '../shared/aws/target.ts';
 
@@ -65,6 +65,7 @@ const runner = new LocalRunner({
 });
 const baseline = {
   committed: await committedFiles(runner.store, stack.tables),
+  heads: await committedTotals(runner.ledger, stack.tables),
   quarantined: (await runner.ledger.listQuarantine(recentDays(2))).length,
 };
 runner.start();
@@ -84,10 +85,10 @@ async function view(): Promise<void> {
   if (!live && Date.now() - lastPrinted < 5_000) return;
   lastPrinted = Date.now();
   const d = await runner.depths();
-  const line =
-    `arrived ${total('FilesClaimed') + total('DuplicatesDropped') + total('FilesSkipped')} | claimed ${total('FilesClaimed')} | ` +
-    `duplicates ${total('DuplicatesDropped')} | committed ${total('FilesCommitted')} | versions ${total('VersionsCommitted')} | ` +
-    `quarantined ${total('EventsQuarantined')} | queued ${d.ingest} | DLQ ${d.ingestDlq + d.commitDlq}`;
+  const line = liveLine(runner.metrics.totals, d, {
+    now: await committedTotals(runner.ledger, stack.tables),
+    baseline: baseline.heads,
+  });
   process.stderr.write(live ? `\r\x1b[K${line}` : `${line}\n`);
 }
 

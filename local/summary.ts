@@ -53,3 +53,51 @@ export async function committedFiles(
 export function recentDays(n: number, now = Date.now()): string[] {
   return Array.from({ length: n }, (_, i) => new Date(now - i * 86_400_000).toISOString().slice(0, 10));
 }
+
+/**
+ * Files and versions committed, summed over the tables' ledger heads (TABLE items): what the manifests hold,
+ * whichever invocation committed them. The committer's metrics cannot give this: an invocation that
+ * finishes another batch's pending version first counts that version but only its own batch's files.
+ */
+export async function committedTotals(
+  ledger: Ledger,
+  tables: readonly { name: string }[],
+): Promise<{ files: number; versions: number }> {
+  const heads = await Promise.all(tables.map(({ name }) => ledger.getTable(name)));
+  return {
+    files: heads.reduce((sum, h) => sum + h.files, 0),
+    versions: heads.reduce((sum, h) => sum + h.head, 0),
+  };
+}
+
+/** Queue depths the live line shows. */
+export interface LineDepths {
+  readonly ingest: number;
+  readonly ingestDlq: number;
+  readonly commitDlq: number;
+}
+
+/** Committed so far, from the ledger heads, and at the start of this run. */
+export interface CommittedSoFar {
+  readonly now: { readonly files: number; readonly versions: number };
+  readonly baseline: { readonly files: number; readonly versions: number };
+}
+
+/**
+ * The local pipeline's one-line progress (`npm start`): arrivals from the batcher's metric totals,
+ * committed files and versions from the ledger heads (this run's share).
+ */
+export function liveLine(
+  totals: ReadonlyMap<string, number>,
+  depths: LineDepths,
+  committed: CommittedSoFar,
+): string {
+  const total = (name: string) => totals.get(name) ?? 0;
+  const files = committed.now.files - committed.baseline.files;
+  const versions = committed.now.versions - committed.baseline.versions;
+  return (
+    `arrived ${total('FilesClaimed') + total('DuplicatesDropped') + total('FilesSkipped')} | claimed ${total('FilesClaimed')} | ` +
+    `duplicates ${total('DuplicatesDropped')} | committed ${files} | versions ${versions} | ` +
+    `quarantined ${total('EventsQuarantined')} | queued ${depths.ingest} | DLQ ${depths.ingestDlq + depths.commitDlq}`
+  );
+}

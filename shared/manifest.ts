@@ -1,3 +1,4 @@
+import { normalizeVersionId } from './events/version-id.ts';
 import type { ObjectRef } from './model.ts';
 
 /** One batch's claimed files, staged in S3 before the batch is sealed. */
@@ -22,8 +23,19 @@ export interface Manifest {
   readonly fileCount: number;
   readonly bytes: number;
   readonly files: ReadonlyArray<ObjectRef>;
-  /** Redshift `COPY ... MANIFEST` entries, so a version can be loaded as is. */
+  /**
+   * Redshift `COPY ... MANIFEST` entries, so a version can be loaded as is. A COPY manifest url is
+   * `s3://bucket/key` and cannot name an object version: COPY reads each key's current version when it runs.
+   */
   readonly entries: readonly ManifestEntry[];
+  /**
+   * Present (true) when a file of this version has a versionId (allowOverwrites tables on a versioned
+   * bucket): `entries` then load each key's current version, which may be a later write than the one this
+   * manifest lists, and two versions of one key in two manifests load the same bytes twice. A consumer that
+   * needs the exact bytes reads `files[]` with GetObject `versionId`. Absent otherwise, so manifests without
+   * versions keep the §4 shape byte for byte.
+   */
+  readonly entriesLoadCurrentVersion?: true;
 }
 
 export function manifestKey(table: string, version: number): string {
@@ -48,7 +60,7 @@ export function canonicalFiles(files: readonly ObjectRef[]): ObjectRef[] {
       key: f.key,
       size: f.size,
       eTag: f.eTag,
-      versionId: f.versionId,
+      versionId: normalizeVersionId(f.versionId),
       sequencer: f.sequencer,
       eventTime: f.eventTime,
     }))
@@ -74,5 +86,6 @@ export function buildManifest(list: StagedList, version: number, committedAt: st
       mandatory: true,
       meta: { content_length: f.size },
     })),
+    ...(files.some((f) => f.versionId !== null) ? { entriesLoadCurrentVersion: true as const } : {}),
   };
 }

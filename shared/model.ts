@@ -72,5 +72,10 @@ export interface QuarantineEntry {
   /** ISO-8601 when the message was first sent; groups entries by day. */
   readonly sentAt: string;
   readonly source: string;
+  /** At most MAX_BODY_BYTES (shared/usecases/quarantine.ts) of the body, cut at a character boundary. */
   readonly body: string;
+  /** Set when the body was cut to fit a DynamoDB item. */
+  readonly bodyTruncated?: boolean;
+  /** The whole body's length in UTF-8 bytes, when it was cut. */
+  readonly bodyBytes?: number;
 }

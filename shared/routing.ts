@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import type { PipelineConfig, TableConfig } from './config.ts';
+import { normalizeVersionId } from './events/version-id.ts';
 import type { FileRef, ObjectRef } from './model.ts';
 
 export type RouteResult =
@@ -15,7 +16,9 @@ export type RouteResult =
 export function fileIdentity(table: Pick<TableConfig, 'allowOverwrites'>, object: ObjectRef): string {
   let tag = '-';
   if (table.allowOverwrites) {
-    if (object.versionId) tag = `v:${object.versionId}`;
+    // Normalised here too, so no caller can build a second identity for a suspended bucket's object.
+    const versionId = normalizeVersionId(object.versionId);
+    if (versionId) tag = `v:${versionId}`;
     else if (object.eTag) tag = `e:${object.eTag.replace(/#/g, '')}`;
   }
   return `${object.bucket}#${tag}#${object.key}`;

@@ -11,6 +11,8 @@ export async function quarantine(target: CliTarget, options: { days: number; jso
     ...(options.json
       ? { body: e.body }
       : { body: e.body.length > 60 ? `${e.body.slice(0, 57)}...` : e.body }),
+    // The stored body was cut to fit a DynamoDB item: say how long the message really was.
+    ...(e.bodyTruncated ? { bodyTruncatedFrom: `${e.bodyBytes} bytes` } : {}),
   }));
   output(rows, options.json, `nothing quarantined in the last ${options.days} day(s)`);
 }

@@ -114,6 +114,7 @@ export function backfillFromEnv(
     }),
     limits: {
       pagesPerStep: positiveInt(env, 'INLET_BACKFILL_PAGES_PER_STEP', 20),
+      pageSize: Math.min(1000, positiveInt(env, 'INLET_BACKFILL_PAGE_SIZE', 1000)),
       stepBudgetMs: positiveInt(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', 120) * 1000,
       stepsPerExecution: positiveInt(env, 'INLET_BACKFILL_STEPS_PER_EXECUTION', 1000),
     },

@@ -1,6 +1,7 @@
 import { ListObjectsV2Command, ListObjectVersionsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
 import { stripQuotes } from '../events/parse-message.ts';
+import { normalizeVersionId } from '../events/version-id.ts';
 
 export interface ListedObject {
   readonly key: string;
@@ -92,9 +93,7 @@ export class S3ObjectLister implements ObjectLister {
       }),
     );
     const versions = page.Versions ?? [];
-    const objects = versions
-      .filter((v) => v.IsLatest)
-      .map((v) => listed(v, v.VersionId && v.VersionId !== 'null' ? v.VersionId : null));
+    const objects = versions.filter((v) => v.IsLatest).map((v) => listed(v, normalizeVersionId(v.VersionId)));
     // A page of delete markers or older versions lists nothing: NextKeyMarker still moves the cursor on.
     const lastKey = page.NextKeyMarker ?? versions.at(-1)?.Key ?? page.DeleteMarkers?.at(-1)?.Key;
     return { objects, lastKey, more: page.IsTruncated === true };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ObjectRef } from '../model.ts';
 import { decodeNotificationKey } from './s3-key.ts';
+import { normalizeVersionId } from './version-id.ts';
 
 /** What one SQS message body holds. */
 export interface ParsedMessage {
@@ -107,7 +108,7 @@ function parseNotificationRecord(record: unknown): RecordOutcome {
       key,
       size: s3.object.size,
       eTag: stripQuotes(s3.object.eTag),
-      versionId: s3.object.versionId ?? null,
+      versionId: normalizeVersionId(s3.object.versionId),
       sequencer: s3.object.sequencer ?? null,
       eventTime: isoTime(eventTime),
       ...(inlet ? { target: inlet.table } : {}),
@@ -130,7 +131,7 @@ function parseEventBridge(event: unknown): RecordOutcome {
       key: detail.object.key,
       size: detail.object.size,
       eTag: stripQuotes(detail.object.etag ?? detail.object.eTag),
-      versionId: detail.object['version-id'] ?? null,
+      versionId: normalizeVersionId(detail.object['version-id']),
       sequencer: detail.object.sequencer ?? null,
       eventTime: isoTime(time),
     },

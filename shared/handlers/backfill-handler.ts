@@ -1,5 +1,5 @@
 import { type BackfillState, InvalidBackfillInput } from '../backfill/request.ts';
-import { UnknownOutcomeError } from '../errors.ts';
+import { isThrottle, UnknownOutcomeError } from '../errors.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { type BackfillDeps, BackfillRun } from '../usecases/backfill.ts';
 
@@ -15,23 +15,6 @@ export type BackfillTask =
 /** Error names the state machine retries with backoff (its Retry lists them). */
 export const RETRYABLE_ERRORS = { throttled: 'Inlet.Throttled', transient: 'Inlet.Transient' } as const;
 
-const THROTTLING = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'Throttling',
-  'RequestLimitExceeded',
-  'SlowDown',
-  'TooManyRequestsException',
-  'RequestThrottled',
-  'RequestThrottledException',
-]);
-
-function causes(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let e = error; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  return chain;
-}
-
 /**
  * Names the error so the state machine can tell a retry from a report: throttling and unknown outcomes
  * get the retryable names; invalid input and refusals (access denied, no such bucket) keep theirs and end
@@ -39,12 +22,7 @@ function causes(error: unknown): unknown[] {
  */
 export function taskError(error: unknown): Error {
   if (error instanceof InvalidBackfillInput) return error;
-  const chain = causes(error);
-  const throttled = chain.some(
-    (e) =>
-      THROTTLING.has((e as { name?: string }).name ?? '') ||
-      (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 429,
-  );
+  const throttled = isThrottle(error);
   const message = error instanceof Error ? error.message : String(error);
   const named = (name: string) => Object.assign(new Error(message, { cause: error }), { name });
   if (throttled) return named(RETRYABLE_ERRORS.throttled);

@@ -15,9 +15,17 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { classifyAwsError, DefiniteFailureError } from '../errors.ts';
+import { classifyAwsError, ThrottledError } from '../errors.ts';
 import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
-import { batchKey, fileKey, parseFilePk, quarantineKey, SEALED_INDEX, tableKey } from './keys.ts';
+import {
+  batchKey,
+  fileKey,
+  parseFilePk,
+  quarantineKey,
+  quarantinePartitions,
+  SEALED_INDEX,
+  tableKey,
+} from './keys.ts';
 import type {
   ClaimResult,
   FenceResult,
@@ -380,32 +388,39 @@ export class DynamoDbLedger implements Ledger {
   }
 
   async listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]> {
+    const partitions = days.flatMap(quarantinePartitions);
+    const pages = await Promise.all(partitions.map((pk) => this.queryQuarantine(pk)));
+    return pages
+      .flat()
+      .sort((a, b) => (a.sentAt === b.sentAt ? (a.id < b.id ? -1 : 1) : a.sentAt < b.sentAt ? -1 : 1));
+  }
+
+  private async queryQuarantine(pk: string): Promise<QuarantineEntry[]> {
     const entries: QuarantineEntry[] = [];
-    for (const day of days) {
-      let ExclusiveStartKey: Record<string, unknown> | undefined;
-      do {
-        const page = await this.send('list quarantine', () =>
-          this.doc.send(
-            new QueryCommand({
-              TableName: this.tableName,
-              KeyConditionExpression: 'pk = :pk',
-              ExpressionAttributeValues: { ':pk': `QUARANTINE#${day}` },
-              ExclusiveStartKey,
-            }),
-          ),
-        );
-        for (const item of page.Items ?? []) {
-          entries.push({
-            id: item.id as string,
-            reason: item.reason as string,
-            sentAt: item.sentAt as string,
-            source: item.source as string,
-            body: item.body as string,
-          });
-        }
-        ExclusiveStartKey = page.LastEvaluatedKey;
-      } while (ExclusiveStartKey);
-    }
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.send('list quarantine', () =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        entries.push({
+          id: item.id as string,
+          reason: item.reason as string,
+          sentAt: item.sentAt as string,
+          source: item.source as string,
+          body: item.body as string,
+          ...(item.bodyTruncated ? { bodyTruncated: true, bodyBytes: item.bodyBytes as number } : {}),
+        });
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
     return entries;
   }
 
@@ -424,7 +439,9 @@ export class DynamoDbLedger implements Ledger {
       let keys: Item[] = [...new Set(identities.slice(i, i + 100))].map((id) => fileKey(table, id));
       for (let attempt = 0; keys.length > 0; attempt++) {
         if (attempt > 0) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
-        if (attempt > 8) throw new DefiniteFailureError(`read ledger: ${keys.length} keys left unprocessed`);
+        // BatchGetItem returns throttled keys as UnprocessedKeys: still throttled after every retry, the
+        // caller (the backfill step) is retried later, with backoff, by the state machine.
+        if (attempt > 8) throw new ThrottledError(`read ledger: ${keys.length} keys left unprocessed`);
         const page = await this.send('read ledger', () =>
           this.doc.send(
             new BatchGetCommand({

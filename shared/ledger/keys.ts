@@ -10,7 +10,32 @@ export const batchKey = (table: string, batchId: string) => ({
   sk: SK.batch,
 });
 export const tableKey = (table: string) => ({ pk: `TABLE#${table}`, sk: SK.table });
-export const quarantineKey = (day: string, id: string) => ({ pk: `QUARANTINE#${day}`, sk: id });
+/**
+ * Quarantine partitions per day. One day of bad input (a misconfigured producer sending thousands of
+ * malformed messages) would otherwise be one partition key, whose writes DynamoDB caps per partition.
+ */
+export const QUARANTINE_SHARDS = 8;
+
+/** FNV-1a: a stable, dependency-free spread of ids over the shards. */
+function shardOf(id: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % QUARANTINE_SHARDS;
+}
+
+export const quarantineKey = (day: string, id: string) => ({
+  pk: `QUARANTINE#${day}#${shardOf(id)}`,
+  sk: id,
+});
+
+/**
+ * Every partition that can hold a day's quarantine entries: its shards, and the unsharded
+ * `QUARANTINE#<day>` that ledgers written before the sharding hold.
+ */
+export const quarantinePartitions = (day: string): string[] => [
+  ...Array.from({ length: QUARANTINE_SHARDS }, (_, shard) => `QUARANTINE#${day}#${shard}`),
+  `QUARANTINE#${day}`,
+];
 
 /** Sparse index of SEALED, uncommitted batches: only those items carry its key attributes. */
 export const SEALED_INDEX = { name: 'sealed', partitionKey: 'sealedTable', sortKey: 'sealedAt' } as const;

@@ -30,9 +30,17 @@ export interface BackfillDeps {
   readonly limits: BackfillLimits;
 }
 
+/** S3 returns at most 1,000 keys per listing page. */
+const MAX_PAGE_SIZE = 1000;
+
 export interface BackfillLimits {
-  /** Listing pages (1,000 keys) per step: one Lambda invocation. */
+  /** Listing pages per step: one Lambda invocation. */
   readonly pagesPerStep: number;
+  /**
+   * Keys per listing page (S3 ListObjectsV2/ListObjectVersions MaxKeys, at most 1,000, which S3 also caps
+   * it at). Smaller pages make shorter steps. @default 1000
+   */
+  readonly pageSize?: number;
   /** A step stops starting pages after this long (well inside the Lambda timeout). */
   readonly stepBudgetMs: number;
   /**
@@ -94,7 +102,8 @@ export class BackfillRun {
     let startAfter = state.startAfter;
     let exhausted = false;
     for (let page = 0; page < limits.pagesPerStep && this.deps.now() < deadline; page++) {
-      const remaining = plan.maxObjects === undefined ? 1000 : plan.maxObjects - totals.listed;
+      const pageSize = Math.min(MAX_PAGE_SIZE, limits.pageSize ?? MAX_PAGE_SIZE);
+      const remaining = plan.maxObjects === undefined ? pageSize : plan.maxObjects - totals.listed;
       if (remaining <= 0) {
         exhausted = true;
         break;
@@ -103,7 +112,7 @@ export class BackfillRun {
         bucket: plan.bucket,
         prefix: plan.listPrefix,
         startAfter,
-        limit: Math.min(1000, remaining),
+        limit: Math.min(pageSize, remaining),
         versions: table?.allowOverwrites === true,
       });
       const files: FileRef[] = [];

@@ -1,13 +1,16 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetFunctionConfigurationCommand, UpdateFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import {
   GetBucketNotificationConfigurationCommand,
   PutBucketNotificationConfigurationCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
+import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +23,7 @@ import { queueDepth } from '../../shared/aws/queues.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
 import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
+import type { ObjectRef } from '../../shared/model.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
@@ -150,28 +154,61 @@ describe.skipIf(target.kind !== 'emulator')(
       await runner?.stop();
     });
 
-    it('backfills 20,000 existing objects while live events arrive for some of them: each file in exactly one manifest', async () => {
+    /** Sets backfill function environment variables (as an operator would) for the duration of `fn`. */
+    async function withBackfillEnvironment<T>(
+      vars: Record<string, string>,
+      fn: () => Promise<T>,
+    ): Promise<T> {
+      const { definition } = await clients.sfn.send(
+        new DescribeStateMachineCommand({
+          stateMachineArn: stack.outputs[OUTPUTS.backfillStateMachine] ?? '',
+        }),
+      );
+      const FunctionName = /"FunctionName":"([^"]+)"/.exec(definition ?? '')?.[1] ?? '';
+      const before = (await clients.lambda.send(new GetFunctionConfigurationCommand({ FunctionName })))
+        .Environment?.Variables;
+      const set = (Variables: Record<string, string>) =>
+        clients.lambda.send(
+          new UpdateFunctionConfigurationCommand({ FunctionName, Environment: { Variables } }),
+        );
+      await set({ ...before, ...vars });
+      try {
+        return await fn();
+      } finally {
+        await set({ ...before });
+      }
+    }
+
+    it('backfills 2,000 existing objects in pages of 100 while live events arrive for some of them: each file in exactly one manifest', async () => {
       const history = Array.from(
-        { length: 20_000 },
+        { length: 2_000 },
         (_, i) => `orders/2025/${String(i % 12).padStart(2, '0')}/part-${String(i).padStart(5, '0')}.json`,
       );
+      const fresh = Array.from({ length: 20 }, (_, i) => `orders/2026/new-${i}.json`);
       const t0 = Date.now();
       await putWithoutEvents(history);
       const t1 = Date.now();
 
-      const live = (async () => {
-        // While the backfill lists: 800 of the same objects rewritten (live events for files the backfill
-        // also enqueues) and 200 new ones.
-        await put(history.filter((_, i) => i % 25 === 3));
-        await put(Array.from({ length: 200 }, (_, i) => `orders/2026/new-${i}.json`));
-      })();
-      const { chain, last } = await run({ table: 'orders' });
+      // 100 keys a listing page (INLET_BACKFILL_PAGE_SIZE), 2 pages a step, 3 steps an execution: 2,000
+      // objects take 4 executions, so the run continues as new, as 20,000 objects would with 1,000-key pages.
+      const { chain, last, live } = await withBackfillEnvironment(
+        { INLET_BACKFILL_PAGE_SIZE: '100' },
+        async () => {
+          const live = (async () => {
+            // While the backfill lists: 80 of the same objects rewritten (live events for files the backfill
+            // also enqueues) and 20 new ones.
+            await put(history.filter((_, i) => i % 25 === 3));
+            await put(fresh);
+          })();
+          return { ...(await run({ table: 'orders' })), live };
+        },
+      );
       await live;
       const t2 = Date.now();
       await runner.untilQuiet(undefined, 8 * 60_000);
       // Where the time goes on the emulator (moto: ~175 PutObject/s, ~170 conditional PutItem/s).
       console.info(
-        `20k backfill: history upload ${t1 - t0} ms, backfill + live ${t2 - t1} ms, ingestion drained ${Date.now() - t2} ms`,
+        `2k backfill: history upload ${t1 - t0} ms, backfill + live ${t2 - t1} ms, ingestion drained ${Date.now() - t2} ms`,
       );
 
       expect(last.status).toBe('SUCCEEDED');
@@ -181,12 +218,12 @@ describe.skipIf(target.kind !== 'emulator')(
       const summary = output(last);
       expect(summary.complete).toBe(true);
       expect(summary.executions).toBe(chain.length);
-      expect(summary.listed).toBeGreaterThanOrEqual(20_000);
+      expect(summary.listed).toBeGreaterThanOrEqual(2_000);
       expect(summary.matched).toBe(summary.listed);
       expect(summary.enqueued + summary.alreadyIngested).toBe(summary.matched);
 
       const counts = await manifestKeys('orders');
-      const expected = [...history, ...Array.from({ length: 200 }, (_, i) => `orders/2026/new-${i}.json`)];
+      const expected = [...history, ...fresh];
       expectExactlyOnce(counts, expected);
       expect(counts.size).toBe(expected.length);
       // The reprocess target is not live and was not backfilled: nothing went there.
@@ -194,8 +231,32 @@ describe.skipIf(target.kind !== 'emulator')(
 
       // A second backfill of the same range finds everything in the ledger and enqueues nothing.
       const again = output((await run({ table: 'orders', prefix: 'orders/2025/00/' })).last);
-      expect(again).toMatchObject({ listed: 1667, matched: 1667, enqueued: 0, alreadyIngested: 1667 });
+      expect(again).toMatchObject({ listed: 167, matched: 167, enqueued: 0, alreadyIngested: 167 });
     }, 600_000);
+
+    it("path identity (allowOverwrites off): a key written twice is one file, with the first claimed event's metadata", async () => {
+      const key = 'orders/twice/a.json';
+      await put([key], 'first');
+      await runner.untilQuiet();
+      await put([key], 'second, longer');
+      await runner.untilQuiet();
+
+      const named: ObjectRef[] = [];
+      for (const version of await runner.store.listManifestVersions('orders')) {
+        const manifest = await runner.store.getManifest('orders', version);
+        named.push(...(manifest?.files ?? []).filter((f) => f.key === key));
+      }
+      // The claim is written once, by the first event; the rewrite's event is a duplicate of it, so the
+      // manifest keeps the first write's size and eTag (its entries url still loads the current object).
+      expect(named).toHaveLength(1);
+      expect(named[0]).toMatchObject({
+        size: 'first'.length,
+        eTag: createHash('md5').update('first').digest('hex'),
+      });
+      // The backfill agrees: the path is in the ledger, nothing to enqueue.
+      const again = output((await run({ table: 'orders', prefix: 'orders/twice/' })).last);
+      expect(again).toMatchObject({ listed: 1, matched: 1, enqueued: 0, alreadyIngested: 1 });
+    }, 120_000);
 
     it('a dry run lists, filters and checks the ledger, and changes nothing', async () => {
       const keys = Array.from({ length: 30 }, (_, i) => `clicks/dry/${i}.json`);

@@ -44,4 +44,24 @@ describe('manifest', () => {
       JSON.stringify(buildManifest(reordered, 1, 'T')),
     );
   });
+
+  it("keeps each file's versionId and flags that entries, which cannot name a version, load the current one", () => {
+    const v1 = { ...file('orders/a.json', 5), versionId: 'v1' };
+    const v2 = { ...file('orders/a.json', 7), versionId: 'v2' };
+    const manifest = buildManifest({ table: 'snapshots', batchId: 'B', files: [v2, v1] }, 1, 'T');
+    expect(manifest.files.map((f) => f.versionId)).toEqual(['v1', 'v2']);
+    // A Redshift COPY manifest url is s3://bucket/key: both entries would load whatever version is current.
+    expect(manifest.entries.map((e) => e.url)).toEqual([
+      's3://landing/orders/a.json',
+      's3://landing/orders/a.json',
+    ]);
+    expect(manifest.entriesLoadCurrentVersion).toBe(true);
+  });
+
+  it('has no version flag when no file has a versionId, and reads a suspended bucket\'s "null" as none', () => {
+    const suspended = { ...file('orders/a.json', 5), versionId: 'null' };
+    const manifest = buildManifest({ table: 'orders', batchId: 'B', files: [suspended] }, 1, 'T');
+    expect(manifest.files[0]?.versionId).toBeNull();
+    expect('entriesLoadCurrentVersion' in manifest).toBe(false);
+  });
 });
