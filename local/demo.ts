@@ -62,7 +62,7 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
       sequencer: null,
       eventTime: '',
     });
-    if (routed.kind === 'skipped') skipped += 1;
+    if (routed.kind !== 'routed') skipped += 1;
     else for (const file of routed.files) distinct.add(`${file.table}#${file.identity}`);
   }
   // Re-uploading a key sends its event again: the path identity makes it a duplicate.

@@ -5,6 +5,8 @@ import type { FileRef, ObjectRef } from './model.ts';
 
 export type RouteResult =
   | { readonly kind: 'skipped'; readonly reason: string }
+  /** Cannot be ingested and must not be dropped: quarantined with the reason. */
+  | { readonly kind: 'unroutable'; readonly reason: string }
   | { readonly kind: 'routed'; readonly files: readonly FileRef[] };
 
 /**
@@ -62,11 +64,14 @@ export class Router {
       files.push({ ...ref, table: config.name, identity: fileIdentity(config, object) });
     }
     if (files.length === 0) {
-      const reason =
-        object.target !== undefined && !this.tables.some((t) => t.config.name === object.target)
-          ? `backfill record for table '${object.target}', which is not configured`
-          : 'no table matches';
-      return { kind: 'skipped', reason };
+      // A table removed or renamed while its backfill records were queued: acknowledging them would lose
+      // them silently, so they are quarantined where `inlet quarantine` shows them (and can be re-run).
+      if (object.target !== undefined && !this.tables.some((t) => t.config.name === object.target))
+        return {
+          kind: 'unroutable',
+          reason: `backfill record for table '${object.target}', which is not configured (removed or renamed?)`,
+        };
+      return { kind: 'skipped', reason: 'no table matches' };
     }
     return { kind: 'routed', files };
   }

@@ -175,19 +175,31 @@ export class IngestBatch {
       for (const reason of parsed.ignored)
         log.info('ignored event', { messageId: message.messageId, reason });
       run.stats.ignored += parsed.ignored.length;
-      if (parsed.malformed.length > 0) {
-        const ok = await quarantineRecords(this.deps.ledger, log, message, parsed.malformed);
-        if (ok) run.stats.quarantined += parsed.malformed.length;
-        else run.failMessage(message.messageId, 'keep');
-      }
-      for (const object of parsed.objects) {
+      const unroutable: { index: number; reason: string; record: unknown; name: string }[] = [];
+      const routedObjects = parsed.objects.flatMap((object) => {
         const routed = this.router.route(object);
-        if (routed.kind === 'skipped') {
+        if (routed.kind === 'routed') return [routed.files];
+        if (routed.kind === 'unroutable')
+          unroutable.push({
+            index: 0,
+            reason: routed.reason,
+            record: object,
+            name: `${object.target}:${object.key}`,
+          });
+        else {
           run.stats.skipped += 1;
           log.info('file skipped', { bucket: object.bucket, key: object.key, reason: routed.reason });
-          continue;
         }
-        for (const file of routed.files) {
+        return [];
+      });
+      const bad = [...parsed.malformed, ...unroutable];
+      if (bad.length > 0) {
+        const ok = await quarantineRecords(this.deps.ledger, log, message, bad);
+        if (ok) run.stats.quarantined += bad.length;
+        else run.failMessage(message.messageId, 'keep');
+      }
+      for (const files of routedObjects) {
+        for (const file of files) {
           const id = `${file.table}#${file.identity}`;
           const existing = claims.get(id);
           // The same file twice in one batch (a duplicate S3 event): one claim serves both messages.

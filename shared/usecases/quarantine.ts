@@ -30,12 +30,24 @@ export async function quarantineRecords(
   ledger: Ledger,
   log: Log,
   message: { readonly messageId: string; readonly body: string; readonly sentAt: string },
-  malformed: ReadonlyArray<{ readonly index: number; readonly reason: string; readonly record: unknown }>,
+  malformed: ReadonlyArray<{
+    /** The record's position in the message; -1 for the whole body. */
+    readonly index: number;
+    readonly reason: string;
+    readonly record: unknown;
+    /** Names the entry instead of the index (stable across redeliveries), for records that parsed but cannot route. */
+    readonly name?: string;
+  }>,
 ): Promise<boolean> {
   try {
     for (const bad of malformed) {
       const whole = bad.index < 0 ? message.body : JSON.stringify(bad.record);
-      const id = bad.index < 0 ? message.messageId : `${message.messageId}#${bad.index}`;
+      const id =
+        bad.name !== undefined
+          ? `${message.messageId}#${bad.name}`
+          : bad.index < 0
+            ? message.messageId
+            : `${message.messageId}#${bad.index}`;
       const { body, truncated, originalBytes } = capBody(whole);
       await ledger.quarantine({
         id,

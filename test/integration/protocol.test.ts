@@ -3,6 +3,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { pollOnce } from '../../local/poller.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
+import { backfillRecord } from '../../shared/backfill/sqs-enqueuer.ts';
 import { UnknownOutcomeError } from '../../shared/errors.ts';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
@@ -199,6 +200,28 @@ describe('protocol under races and crashes', () => {
     await h.runUntilQuiet(30_000);
     expect(await h.verify(expectedOf(files))).toMatchObject(clean);
     expect(h.metrics.totals.get('ClaimTakeovers')).toBeGreaterThanOrEqual(files.length - 1);
+  });
+
+  it('a backfill record for a table that was removed meanwhile is quarantined with its reason, not dropped', async () => {
+    const h = await harness();
+    const object = {
+      bucket: h.resources.landingBucket,
+      key: 'orders/old.json',
+      size: 3,
+      eTag: 'e1',
+      versionId: null,
+      sequencer: null,
+      eventTime: new Date().toISOString(),
+    };
+    await h.sendEvent(
+      JSON.stringify({ Records: [backfillRecord(object, { table: 'orders_old', run: 'r1' })] }),
+    );
+    await h.runUntilQuiet();
+    const quarantined = await h.ledger.listQuarantine([new Date().toISOString().slice(0, 10)]);
+    expect(quarantined).toHaveLength(1);
+    expect(quarantined[0]?.reason).toMatch(/table 'orders_old', which is not configured/);
+    expect(quarantined[0]?.body).toContain('orders/old.json');
+    expect(await h.verify([])).toMatchObject(clean);
   });
 
   it('a sealed batch whose commit request was lost is committed by redelivery, or by the sweeper', async () => {

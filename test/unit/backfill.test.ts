@@ -123,9 +123,10 @@ describe('backfill records', () => {
     // The same object as a live event: only the live table.
     const live = router.route(object);
     expect(live.kind === 'routed' && live.files.map((f) => f.table)).toEqual(['orders']);
+    // A table removed or renamed while its records were queued: never dropped, quarantined with the reason.
     expect(router.route({ ...object, target: 'gone' })).toEqual({
-      kind: 'skipped',
-      reason: "backfill record for table 'gone', which is not configured",
+      kind: 'unroutable',
+      reason: "backfill record for table 'gone', which is not configured (removed or renamed?)",
     });
   });
 });
