@@ -105,7 +105,7 @@ describe('IngestionPipeline', () => {
     t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
   });
 
-  it('versions the manifest bucket, blocks public access, expires staged lists', () => {
+  it('versions the manifest bucket, blocks public access, cleans up deleted staged lists', () => {
     t.hasResourceProperties('AWS::S3::Bucket', {
       VersioningConfiguration: { Status: 'Enabled' },
       PublicAccessBlockConfiguration: {
@@ -114,7 +114,9 @@ describe('IngestionPipeline', () => {
         IgnorePublicAcls: true,
         RestrictPublicBuckets: true,
       },
-      LifecycleConfiguration: { Rules: [Match.objectLike({ Prefix: '_staging/', ExpirationInDays: 14 })] },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ Prefix: '_staging/', ExpiredObjectDeleteMarker: true })]),
+      },
     });
   });
 
@@ -162,6 +164,7 @@ describe('IngestionPipeline', () => {
     expect(policyActions(t, 'Sweeper').filter((a) => a.startsWith('dynamodb:'))).toEqual([
       'dynamodb:GetItem',
       'dynamodb:Query',
+      'dynamodb:Scan',
     ]);
     // Backfill: list and look up, never write the ledger.
     expect(policyActions(t, 'Backfill').filter((a) => a.startsWith('dynamodb:'))).toEqual([
@@ -204,7 +207,8 @@ describe('IngestionPipeline', () => {
 
   it('alarms on DLQs, message age, commit errors and stalled versions, to the alarm topic', () => {
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(6);
+    // 6 on Inlet's own metrics and queues, commit queue age, 4 x (errors, throttles), failed backfills.
+    expect(alarms).toHaveLength(16);
     for (const alarm of alarms)
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^InletAlarms/) }]);
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -213,7 +217,7 @@ describe('IngestionPipeline', () => {
     });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'ApproximateAgeOfOldestMessage',
-      Threshold: 900,
+      Threshold: 1800,
     });
     t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
