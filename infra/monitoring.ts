@@ -184,10 +184,10 @@ export class Monitoring extends Construct {
       'A commit request failed 10 times: its table is stuck (see CommitErrors).',
     );
     // Five minutes running, not one datapoint: a busy or throttled message is retried after a short
-    // visibility timeout (tens of seconds to a few minutes) and the metric only skips a message after its
-    // third receive, so a few routine retries age the oldest message by up to ~15 minutes; the default
-    // threshold (30 minutes) and five consecutive minutes above it leave room for that and still catch a
-    // pipeline that is falling behind.
+    // visibility timeout (tens of seconds to a few minutes), so a handful of routine retries ages the oldest
+    // message by up to ~15 minutes while the queue is otherwise healthy. The default threshold (30 minutes)
+    // held for five consecutive minutes leaves room for that, and still catches a pipeline falling behind
+    // (or a message that keeps failing: the DLQ alarm catches those after 10 receives).
     alarm(
       'OldestMessageAge',
       oldest,

@@ -80,9 +80,9 @@ export interface IngestionPipelineProps {
   /** Keys never ingested. @default ['**\/_temporary/**', '**\/*.tmp', '**\/.*'] */
   readonly ignoreGlobs?: readonly string[];
   /**
-   * Alarm when the oldest ingest message stays older than this for 5 minutes running. Retries are routine
-   * (a busy or throttled message comes back after up to a few minutes, and the metric ignores a message
-   * only after its third receive), so this sits well above three short retries.
+   * Alarm when the oldest ingest (or commit) message stays older than this for 5 minutes running. Retries
+   * are routine (a busy or throttled message comes back after up to a few minutes), so this sits well above
+   * a handful of short retries.
    * @default Duration.minutes(30)
    */
   readonly maxMessageAge?: Duration;

@@ -56,10 +56,11 @@ function allows(resources: ReturnType<typeof synth>): { id: string; action: stri
 
 /**
  * The wildcards AWS requires, each with why. Anything else with a `*` action or a `*` resource fails.
- * - CloudWatch Logs delivery for Step Functions: these actions take no resource-level permissions
- *   (https://docs.aws.amazon.com/step-functions/latest/dg/cw-logs.html).
- * - X-Ray tracing of the state machine: PutTraceSegments and friends take no resource (X-Ray has no
- *   resource-level permissions for them, https://docs.aws.amazon.com/xray/latest/devguide/security_iam_id-based-policy-examples.html).
+ * - CloudWatch Logs delivery for the state machine's logs: CloudWatch Logs asks for `*` on these (the
+ *   vended-logs setup describes and updates account-wide resource policies,
+ *   https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-infrastructure-CWL.html).
+ * - X-Ray tracing of the state machine: PutTraceSegments and friends define no resource type, so IAM only
+ *   accepts `*` (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html).
  * - CDK's auto-delete custom resource (removalPolicy destroy only): the bucket policy lets its provider role
  *   list and delete the objects of that one bucket so `cdk destroy` can remove it; actions are CDK's.
  */
