@@ -3,7 +3,10 @@ import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
 import type { PipelineConfig } from '../shared/config.ts';
 
-/** Lambda's limit on a function's environment: all variables together, measured as their JSON text. */
+/**
+ * Lambda's limit on a function's environment, all variables together. Measured here as their JSON text (keys,
+ * values, quotes and escapes), which over-counts a little: a synth that passes must deploy.
+ */
 export const LAMBDA_ENVIRONMENT_LIMIT_BYTES = 4096;
 
 /**
