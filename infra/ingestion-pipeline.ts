@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -78,6 +78,13 @@ export class IngestionPipeline extends Construct {
             retentionPeriod: Duration.days(14),
           })
         : undefined;
+    if (this.eventsDlq) {
+      Validations.of(this.eventsDlq).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason:
+          "It is the EventBridge rule target's dead-letter queue; cdk-nag recognises only SQS redrive policies.",
+      });
+    }
     this.functions = new PipelineFunctions(this, 'Functions', {
       state: this.state,
       config: this.config,
