@@ -1,15 +1,16 @@
 // An independent check of the synthesized template: cfn-lint (from PyPI, pinned in emulator/requirements.txt)
 // validates it against CloudFormation's resource schemas, which neither CDK nor moto does.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InletStack, type InletStackProps } from '../../infra/inlet-stack.ts';
-import { projectRoot, venvDir } from '../../local/paths.ts';
+import { venvDir } from '../../local/paths.ts';
 import { ensureVenv } from '../../local/venv.ts';
+import { cdkApp } from './cdk-app.ts';
 
 /**
  * Warnings kept, by rule id, each with why; anything else (and every error) fails the test.
@@ -28,11 +29,7 @@ interface Finding {
 }
 
 function synth(props: Partial<InletStackProps>): Record<string, unknown> {
-  const { context } = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  };
-  const flags = Object.fromEntries(Object.entries(context).filter(([key]) => key.startsWith('@aws-cdk')));
-  const app = new App({ context: { ...flags, 'aws:cdk:bundling-stacks': [] } });
+  const app = cdkApp();
   const tables = [
     { name: 'orders', prefix: 'orders/' },
     { name: 'clicks', prefix: 'clicks/', suffix: '.json' },

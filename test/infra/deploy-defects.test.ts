@@ -1,23 +1,14 @@
 // Deploy-time defects that moto's CloudFormation ignores (issue 10, items 2, 4, 16-22 and the sweeper's scan):
 // each asserted on the synthesized template, the only place they can be seen before a real deploy.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { IngestionPipeline } from '../../infra/ingestion-pipeline.ts';
 import { InletStack } from '../../infra/inlet-stack.ts';
-import { projectRoot } from '../../local/paths.ts';
+import { cdkApp } from './cdk-app.ts';
 
-/** cdk.json's feature flags, as `cdk synth` applies them; no bundling (placeholder assets). */
-function app(): App {
-  const { context } = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  };
-  const flags = Object.fromEntries(Object.entries(context).filter(([key]) => key.startsWith('@aws-cdk')));
-  return new App({ context: { ...flags, 'aws:cdk:bundling-stacks': [] } });
-}
+const app = cdkApp;
 
 const TABLES = [
   { name: 'orders', prefix: 'orders/' },

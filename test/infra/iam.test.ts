@@ -1,19 +1,13 @@
 // Least privilege, asserted (docs/security.md): every function's grants, exactly, and no wildcard action or
 // resource in any Allow statement except the few AWS (or CDK's own custom resources) require.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { App, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { InletStack, type InletStackProps } from '../../infra/inlet-stack.ts';
-import { projectRoot } from '../../local/paths.ts';
+import { cdkApp } from './cdk-app.ts';
 
 function synth(props: Partial<InletStackProps> = {}): Record<string, { Type: string; Properties?: unknown }> {
-  const { context } = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  };
-  const flags = Object.fromEntries(Object.entries(context).filter(([key]) => key.startsWith('@aws-cdk')));
-  const app = new App({ context: { ...flags, 'aws:cdk:bundling-stacks': [] } });
+  const app = cdkApp();
   const tables = [{ name: 'orders', prefix: 'orders/' }];
   return Template.fromStack(new InletStack(app, 'Iam', { tables, ...props })).toJSON().Resources;
 }

@@ -1,20 +1,14 @@
 // cdk-nag AwsSolutions on the variants `cdk synth` of cdk.json does not build (synth.test.ts covers that one):
 // every finding must be fixed or acknowledged with its reason.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { App, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { InletStack, type InletStackProps } from '../../infra/inlet-stack.ts';
 import { acknowledgeNagFindings } from '../../infra/nag.ts';
-import { projectRoot } from '../../local/paths.ts';
+import { cdkApp } from './cdk-app.ts';
 
 function synthWithNag(props: Partial<InletStackProps>): void {
-  const { context } = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
-    context: Record<string, unknown>;
-  };
-  const flags = Object.fromEntries(Object.entries(context).filter(([key]) => key.startsWith('@aws-cdk')));
-  const app = new App({ context: { ...flags, 'aws:cdk:bundling-stacks': [] } });
+  const app = cdkApp();
   const stack = new InletStack(app, 'Nag', { tables: [{ name: 'orders', prefix: 'orders/' }], ...props });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   acknowledgeNagFindings(stack);

@@ -1,4 +1,4 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
@@ -6,11 +6,9 @@ import { readContext } from '../../infra/context.ts';
 import { IngestionPipeline } from '../../infra/ingestion-pipeline.ts';
 import { InletStack, OUTPUTS } from '../../infra/inlet-stack.ts';
 import { notificationPrefixes } from '../../infra/props.ts';
+import { cdkApp } from './cdk-app.ts';
 
-/** No Lambda bundling (placeholder assets) and no CFN validation: template tests in milliseconds. */
-function app(): App {
-  return new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-}
+const app = cdkApp;
 
 const TABLES = [
   { name: 'orders', prefix: 'orders/' },
