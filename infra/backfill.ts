@@ -130,7 +130,12 @@ export class BackfillWorkflow extends Construct {
       definitionBody: DefinitionBody.fromChainable(plan),
       tracingEnabled: true,
       logs: {
-        destination: new LogGroup(this, 'Logs', { retention: props.logRetention }),
+        // Under /aws/vendedlogs/: CloudWatch Logs then needs no per-log-group resource policy entry, whose
+        // 5,120-character limit a few state machines exhaust.
+        destination: new LogGroup(this, 'Logs', {
+          logGroupName: `/aws/vendedlogs/states/${stateMachineName}`,
+          retention: props.logRetention,
+        }),
         level: LogLevel.ALL,
         includeExecutionData: true,
       },

@@ -7,6 +7,9 @@ const contextSchema = z.object({
   stackName: z.string().default('Inlet'),
   tables: z.array(z.object({ name: z.string() }).passthrough()).min(1),
   landingBucketName: z.string().optional(),
+  landingBucketVersioned: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+    .optional(),
   eventMode: z.enum(['s3-notifications', 'eventbridge']).optional(),
   batchSize: z.coerce.number().int().optional(),
   batchingWindowSeconds: z.coerce.number().optional(),
@@ -50,6 +53,7 @@ export function readContext(get: (key: string) => unknown): { stackName: string;
     props: {
       tables: c.tables as unknown as InletStackProps['tables'],
       landingBucketName: c.landingBucketName,
+      landingBucketVersioned: c.landingBucketVersioned,
       pipeline: {
         eventMode: c.eventMode,
         batchSize: c.batchSize,

@@ -10,7 +10,13 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import { projectRoot } from '../local/paths.ts';
 import type { PipelineConfig } from '../shared/config.ts';
+import { SEALED_INDEX } from '../shared/ledger/keys.ts';
+import { checkEnvironmentSize } from './environment-size.ts';
 import type { StatefulResources } from './stateful.ts';
+
+/** A bucket's ARN in the stack's partition (aws, aws-cn, aws-us-gov). */
+const bucketArn = (scope: Construct, bucket: string) =>
+  Stack.of(scope).formatArn({ service: 's3', region: '', account: '', resource: bucket });
 
 export const METRICS_NAMESPACE = 'Inlet';
 export const SERVICE = {
@@ -135,25 +141,42 @@ export class PipelineFunctions extends Construct {
       ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
       [ledgerArn],
     );
-    allow(this.committer, ['s3:GetObject'], [state.manifestBucket.arnForObjects('_staging/*')]);
+    // Delete: the committer removes a batch's staged list once the batch is COMMITTED (never before: the
+    // lifecycle rule no longer expires current staged lists).
+    allow(
+      this.committer,
+      ['s3:GetObject', 's3:DeleteObject'],
+      [state.manifestBucket.arnForObjects('_staging/*')],
+    );
     allow(
       this.committer,
       ['s3:PutObject', 's3:GetObject'],
       [state.manifestBucket.arnForObjects('*/_manifests/*')],
     );
     props.eventBus.grantPutEventsTo(this.committer);
-    // Sweeper: the sealed index and table heads; re-requests commits.
+    // Sweeper: the sealed index (scanned, so tables no longer configured are finished too) and table heads;
+    // re-requests commits.
     allow(this.sweeper, ['dynamodb:Query'], [`${ledgerArn}/index/*`]);
+    allow(this.sweeper, ['dynamodb:Scan'], [`${ledgerArn}/index/${SEALED_INDEX.name}`]);
     allow(this.sweeper, ['dynamodb:GetItem'], [ledgerArn]);
     state.commitQueue.grantSendMessages(this.sweeper);
     // Backfill: list the buckets its tables read, look claims up (never write them), enqueue.
     const buckets = [
       state.landingBucket.bucketArn,
-      ...new Set(props.config.tables.flatMap((t) => (t.bucket ? [`arn:aws:s3:::${t.bucket}`] : []))),
+      ...new Set(props.config.tables.flatMap((t) => (t.bucket ? [bucketArn(this, t.bucket)] : []))),
     ];
     allow(this.backfill, ['s3:ListBucket', 's3:ListBucketVersions'], buckets);
     allow(this.backfill, ['dynamodb:BatchGetItem'], [ledgerArn]);
     state.ingestQueue.grantSendMessages(this.backfill);
+
+    for (const [name, fn] of Object.entries({
+      Batcher: this.batcher,
+      Committer: this.committer,
+      Sweeper: this.sweeper,
+      Backfill: this.backfill,
+    })) {
+      checkEnvironmentSize(fn, name, props.config);
+    }
 
     // The object-prefix and index wildcards above are the narrowest scopes S3 and DynamoDB offer.
     const ref = (resource: IConstruct) =>

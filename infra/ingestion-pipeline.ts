@@ -1,15 +1,15 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { EventBus, type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
-import { SqsDestination } from 'aws-cdk-lib/aws-s3-notifications';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULT_IGNORE_GLOBS, type PipelineConfig, parsePipelineConfig } from '../shared/config.ts';
 import { BackfillWorkflow } from './backfill.ts';
 import { PipelineFunctions } from './functions.ts';
-import { Monitoring } from './monitoring.ts';
+import { allowAlarmsToPublish, Monitoring } from './monitoring.ts';
 import {
   type EventMode,
   type IngestionPipelineProps,
@@ -17,6 +17,7 @@ import {
   toTableConfigs,
   validatePipelineProps,
 } from './props.ts';
+import { AccountScopedQueueDestination } from './queue-destination.ts';
 import { StatefulResources } from './stateful.ts';
 
 /**
@@ -34,6 +35,8 @@ export class IngestionPipeline extends Construct {
   readonly alarmTopic: ITopic;
   readonly eventBus: IEventBus;
   readonly eventMode: EventMode;
+  /** Events the EventBridge rule could not deliver to the ingest queue (eventbridge mode only). */
+  readonly eventsDlq?: Queue;
   readonly config: PipelineConfig;
 
   constructor(scope: Construct, id: string, props: IngestionPipelineProps) {
@@ -50,16 +53,38 @@ export class IngestionPipeline extends Construct {
       ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULT_IGNORE_GLOBS)],
       leaseSeconds: lease.toSeconds(),
     });
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.state = new StatefulResources(this, 'State', {
       landingBucket: props.landingBucket,
       manifestBucket: props.manifestBucket,
-      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
-      deletionProtection: props.deletionProtection ?? true,
+      removalPolicy,
+      // CloudFormation cannot delete a protected table: DESTROY must mean `cdk destroy` succeeds.
+      deletionProtection: removalPolicy !== RemovalPolicy.DESTROY && (props.deletionProtection ?? true),
+      versionLanding: this.config.tables.some((t) => t.allowOverwrites),
       batcherTimeout,
       committerTimeout,
     });
     this.eventBus = props.eventBus ?? EventBus.fromEventBusName(this, 'DefaultBus', 'default');
     this.alarmTopic = props.alarmTopic ?? new Topic(this, 'Alarms', { enforceSSL: true });
+    allowAlarmsToPublish(this.alarmTopic);
+    const imported = props.landingBucket !== undefined;
+    this.eventMode = props.eventMode ?? (imported ? 'eventbridge' : 's3-notifications');
+    // EventBridge drops an event it cannot deliver after its retries (24 hours at most): keep it here instead.
+    this.eventsDlq =
+      this.eventMode === 'eventbridge'
+        ? new Queue(this, 'EventsDlq', {
+            encryption: QueueEncryption.SQS_MANAGED,
+            enforceSSL: true,
+            retentionPeriod: Duration.days(14),
+          })
+        : undefined;
+    if (this.eventsDlq) {
+      Validations.of(this.eventsDlq).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason:
+          "It is the EventBridge rule target's dead-letter queue; cdk-nag recognises only SQS redrive policies.",
+      });
+    }
     this.functions = new PipelineFunctions(this, 'Functions', {
       state: this.state,
       config: this.config,
@@ -92,15 +117,16 @@ export class IngestionPipeline extends Construct {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       state: this.state,
       alarmTopic: this.alarmTopic,
-      maxMessageAge: props.maxMessageAge ?? Duration.minutes(15),
+      maxMessageAge: props.maxMessageAge ?? Duration.minutes(30),
       reconcile: props.reconcile !== undefined,
+      functions: this.functions,
+      stateMachine: this.backfill.stateMachine,
+      eventsDlq: this.eventsDlq,
     });
 
-    const imported = props.landingBucket !== undefined;
-    this.eventMode = props.eventMode ?? (imported ? 'eventbridge' : 's3-notifications');
     const prefixes = notificationPrefixes(props.tables);
     if (this.eventMode === 's3-notifications') {
-      const destination = new SqsDestination(this.state.ingestQueue);
+      const destination = new AccountScopedQueueDestination(this.state.ingestQueue);
       for (const prefix of prefixes) {
         this.state.landingBucket.addEventNotification(
           EventType.OBJECT_CREATED,
@@ -120,7 +146,7 @@ export class IngestionPipeline extends Construct {
             ...(prefixes[0] === '' ? {} : { object: { key: prefixes.map((prefix) => ({ prefix })) } }),
           },
         },
-        targets: [new SqsQueue(this.state.ingestQueue)],
+        targets: [new SqsQueue(this.state.ingestQueue, { deadLetterQueue: this.eventsDlq })],
       });
     }
   }

@@ -8,7 +8,9 @@ export interface InletStackProps extends StackProps {
   readonly tables: readonly InletTableProps[];
   /** Import this bucket instead of creating one. */
   readonly landingBucketName?: string;
-  readonly pipeline?: Omit<IngestionPipelineProps, 'tables' | 'landingBucket'>;
+  /** The imported landing bucket has versioning enabled (needed by `allowOverwrites` tables). */
+  readonly landingBucketVersioned?: boolean;
+  readonly pipeline?: Omit<IngestionPipelineProps, 'tables' | 'landingBucket' | 'landingBucketVersioned'>;
 }
 
 /** Names the CLI and local mode read back (stack outputs). */
@@ -39,6 +41,7 @@ export class InletStack extends Stack {
       ...props.pipeline,
       tables: props.tables,
       landingBucket,
+      landingBucketVersioned: props.landingBucketVersioned,
     });
     const { state } = this.pipeline;
     const out = (name: string, value: string) => new CfnOutput(this, name, { value });

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Aws, Duration, Stack } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -9,10 +9,13 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRIC, type MetricName } from '../shared/metrics.ts';
-import { METRICS_NAMESPACE, SERVICE } from './functions.ts';
+import { METRICS_NAMESPACE, type PipelineFunctions, SERVICE } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface MonitoringProps {
@@ -21,6 +24,36 @@ export interface MonitoringProps {
   readonly maxMessageAge: Duration;
   /** A reconcile schedule is on: alarm when it finds files the ledger never saw. */
   readonly reconcile: boolean;
+  readonly functions: PipelineFunctions;
+  readonly stateMachine: IStateMachine;
+  /** The EventBridge rule's dead-letter queue, in eventbridge mode. */
+  readonly eventsDlq?: IQueue;
+}
+
+/**
+ * A topic policy that exists at all (CDK writes one for `enforceSSL`) replaces SNS's default policy, which
+ * was what let CloudWatch publish: without this statement every alarm notification is refused. Scoped to
+ * alarms of this account so no other account's alarm (or service) can publish here.
+ */
+export function allowAlarmsToPublish(topic: ITopic): void {
+  const alarms = Stack.of(topic).formatArn({
+    service: 'cloudwatch',
+    resource: 'alarm',
+    resourceName: '*',
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+  topic.addToResourcePolicy(
+    new PolicyStatement({
+      sid: 'AllowCloudWatchAlarmsOfThisAccount',
+      principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID },
+        ArnLike: { 'aws:SourceArn': alarms },
+      },
+    }),
+  );
 }
 
 /** Dashboard and alarms over the Powertools (EMF) metrics and the queues. */
@@ -119,11 +152,18 @@ export class Monitoring extends Construct {
       ],
     });
 
-    const alarm = (name: string, metric: IMetric, threshold: number, description: string) => {
+    const alarm = (
+      name: string,
+      metric: IMetric,
+      threshold: number,
+      description: string,
+      consecutivePeriods = 1,
+    ) => {
       const a = new Alarm(this, name, {
         metric,
         threshold,
-        evaluationPeriods: 1,
+        evaluationPeriods: consecutivePeriods,
+        datapointsToAlarm: consecutivePeriods > 1 ? consecutivePeriods : undefined,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
         alarmDescription: description,
@@ -143,12 +183,65 @@ export class Monitoring extends Construct {
       1,
       'A commit request failed 10 times: its table is stuck (see CommitErrors).',
     );
+    // Five minutes running, not one datapoint: a busy or throttled message is retried after a short
+    // visibility timeout (tens of seconds to a few minutes), so a handful of routine retries ages the oldest
+    // message by up to ~15 minutes while the queue is otherwise healthy. The default threshold (30 minutes)
+    // held for five consecutive minutes leaves room for that, and still catches a pipeline falling behind
+    // (or a message that keeps failing: the DLQ alarm catches those after 10 receives).
     alarm(
       'OldestMessageAge',
       oldest,
       props.maxMessageAge.toSeconds(),
-      'Ingestion is falling behind the landing rate.',
+      'Ingestion is falling behind the landing rate (retries alone stay under this).',
+      5,
     );
+    alarm(
+      'CommitQueueOldestMessageAge',
+      state.commitQueue.metricApproximateAgeOfOldestMessage({
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      }),
+      props.maxMessageAge.toSeconds(),
+      "Commit requests are waiting: a table's FIFO group is blocked or the committer is failing.",
+      5,
+    );
+    const fiveMinutes = { period: Duration.minutes(5), statistic: 'Sum' };
+    for (const [name, fn] of [
+      ['Batcher', props.functions.batcher],
+      ['Committer', props.functions.committer],
+      ['Sweeper', props.functions.sweeper],
+      ['Backfill', props.functions.backfill],
+    ] as const) {
+      alarm(
+        `${name}Errors`,
+        fn.metricErrors(fiveMinutes),
+        1,
+        `The ${name.toLowerCase()} threw or timed out: its whole batch or run failed (see its logs).`,
+      );
+      alarm(
+        `${name}Throttles`,
+        fn.metricThrottles(fiveMinutes),
+        1,
+        `Lambda throttled the ${name.toLowerCase()}: the account's concurrency is exhausted.`,
+      );
+    }
+    alarm(
+      'BackfillExecutionsFailed',
+      props.stateMachine.metricFailed(fiveMinutes),
+      1,
+      'A backfill, reprocess or reconcile run failed: its output names the last key done (resume with startAfter).',
+    );
+    if (props.eventsDlq) {
+      alarm(
+        'EventsDlqNotEmpty',
+        props.eventsDlq.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(1),
+          statistic: 'Maximum',
+        }),
+        1,
+        'EventBridge could not deliver S3 events to the ingest queue: those files are not ingested until their events are re-sent or a backfill runs.',
+      );
+    }
     alarm(
       'CommitErrors',
       committer(METRIC.commitErrors),

@@ -1,4 +1,4 @@
-import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { type Duration, type RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -27,8 +27,17 @@ export interface InletTableProps {
 }
 
 export interface IngestionPipelineProps {
-  /** The bucket files land in. @default a new bucket (encrypted, SSL only, no public access) */
+  /**
+   * The bucket files land in. @default a new bucket (encrypted, SSL only, no public access; versioned when a
+   * table has `allowOverwrites`)
+   */
   readonly landingBucket?: IBucket;
+  /**
+   * The imported `landingBucket` has versioning enabled (CDK cannot see an imported bucket's settings).
+   * Required for `allowOverwrites`: only a versionId tells two writes of one key apart in a manifest.
+   * @default false
+   */
+  readonly landingBucketVersioned?: boolean;
   /** The tables to ingest into; a file may match several. */
   readonly tables: readonly InletTableProps[];
   /**
@@ -54,7 +63,11 @@ export interface IngestionPipelineProps {
   readonly manifestBucket?: IBucket;
   /** For the ledger and created buckets. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
-  /** DynamoDB deletion protection on the ledger. @default true */
+  /**
+   * DynamoDB deletion protection on the ledger. `removalPolicy: DESTROY` turns it off whatever this says:
+   * CloudFormation cannot delete a protected table, so `cdk destroy` would fail half-way.
+   * @default true (false with RemovalPolicy.DESTROY)
+   */
   readonly deletionProtection?: boolean;
   /** Where alarms go. @default a new SNS topic */
   readonly alarmTopic?: ITopic;
@@ -66,7 +79,12 @@ export interface IngestionPipelineProps {
   readonly sweepInterval?: Duration;
   /** Keys never ingested. @default ['**\/_temporary/**', '**\/*.tmp', '**\/.*'] */
   readonly ignoreGlobs?: readonly string[];
-  /** Alarm when the oldest ingest message is older than this. @default Duration.minutes(15) */
+  /**
+   * Alarm when the oldest ingest (or commit) message stays older than this for 5 minutes running. Retries
+   * are routine (a busy or throttled message comes back after up to a few minutes), so this sits well above
+   * a handful of short retries.
+   * @default Duration.minutes(30)
+   */
   readonly maxMessageAge?: Duration;
   /** Backfill state machine tuning. */
   readonly backfill?: BackfillProps;
@@ -144,6 +162,7 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
     if (lookback !== undefined && lookback <= every + settle)
       problems.push('reconcile.lookback: must exceed every + settle, or files fall between two runs');
   }
+  problems.push(...bucketProblems(props));
   const lease = props.leaseDuration?.toSeconds() ?? 600;
   if (lease <= timeout)
     problems.push(
@@ -164,4 +183,41 @@ export function notificationPrefixes(tables: readonly { readonly prefix?: string
   const prefixes = [...new Set(tables.map((t) => t.prefix ?? ''))].sort();
   if (prefixes.includes('')) return [''];
   return prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => p.startsWith(q)));
+}
+
+/** Key prefixes Inlet writes into the manifest bucket (shared/manifest.ts). */
+function writtenPrefixes(table: string): string[] {
+  return ['_staging/', `${table}/_manifests/`];
+}
+
+const overlaps = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
+
+function sameBucket(a: IBucket | undefined, b: IBucket | undefined): boolean {
+  if (!a || !b) return false;
+  if (a === b) return true;
+  return !Token.isUnresolved(a.bucketName) && a.bucketName === b.bucketName;
+}
+
+/** The landing bucket's settings the tables depend on. */
+function bucketProblems(props: IngestionPipelineProps): string[] {
+  const problems: string[] = [];
+  if (sameBucket(props.landingBucket, props.manifestBucket)) {
+    // A table that sees Inlet's own staged lists or manifests ingests them, writes more, and loops forever.
+    const written = props.tables.flatMap((t) => writtenPrefixes(t.name));
+    for (const table of props.tables) {
+      const prefix = table.prefix ?? '';
+      const hit = written.find((w) => overlaps(prefix, w));
+      if (hit !== undefined)
+        problems.push(
+          `manifestBucket: is the landing bucket, and table '${table.name}' (prefix '${prefix}') would ingest Inlet's own '${hit}' objects in a loop; use another bucket or a table prefix that does not cover them`,
+        );
+    }
+  }
+  const overwriting = props.tables.filter((t) => t.allowOverwrites).map((t) => `'${t.name}'`);
+  if (overwriting.length > 0 && props.landingBucket && !props.landingBucketVersioned) {
+    problems.push(
+      `allowOverwrites (tables ${overwriting.join(', ')}): needs a landing bucket with versioning enabled (manifests name each write by versionId). Enable versioning on the imported bucket and set landingBucketVersioned: true (cdk context inlet:landingBucketVersioned), or turn allowOverwrites off`,
+    );
+  }
+  return problems;
 }

@@ -10,6 +10,8 @@ export interface StatefulResourcesProps {
   readonly manifestBucket?: IBucket;
   readonly removalPolicy: RemovalPolicy;
   readonly deletionProtection: boolean;
+  /** Version a created landing bucket: a table allows overwrites, so manifests name versionIds. */
+  readonly versionLanding: boolean;
   /** Batcher timeout; the ingest queue's visibility timeout is 6x (AWS's advice for SQS event sources). */
   readonly batcherTimeout: Duration;
   readonly committerTimeout: Duration;
@@ -45,14 +47,22 @@ export class StatefulResources extends Construct {
     });
 
     const autoDelete = props.removalPolicy === RemovalPolicy.DESTROY;
+    // Parts of an upload never completed are billed but invisible to listings (and to Inlet): drop them.
+    const abortIncompleteUploads = {
+      id: 'abort-incomplete-multipart-uploads',
+      abortIncompleteMultipartUploadAfter: Duration.days(7),
+    };
     this.landingBucket =
       props.landingBucket ??
       new Bucket(this, 'Landing', {
         encryption: BucketEncryption.S3_MANAGED,
         blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
         enforceSSL: true,
+        // No noncurrent-version expiry: a manifest of an allowOverwrites table names old versions.
+        versioned: props.versionLanding || undefined,
         removalPolicy: props.removalPolicy,
         autoDeleteObjects: autoDelete,
+        lifecycleRules: [abortIncompleteUploads],
       });
     this.manifestBucket =
       props.manifestBucket ??
@@ -64,13 +74,16 @@ export class StatefulResources extends Construct {
         removalPolicy: props.removalPolicy,
         autoDeleteObjects: autoDelete,
         lifecycleRules: [
-          // Staged lists matter until their batch commits (minutes); orphans of aborted batches go too.
+          // A current staged list is never expired: its batch may wait days to commit (a blocked table), and
+          // a pending version whose list is gone wedges the table. The committer deletes the list once the
+          // batch is COMMITTED; that delete leaves a noncurrent version and a delete marker, cleaned up here.
           {
-            id: 'expire-staging',
+            id: 'staging-cleanup',
             prefix: '_staging/',
-            expiration: Duration.days(14),
             noncurrentVersionExpiration: Duration.days(1),
+            expiredObjectDeleteMarker: true,
           },
+          abortIncompleteUploads,
         ],
       });
 

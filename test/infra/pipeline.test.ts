@@ -1,4 +1,4 @@
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
@@ -6,11 +6,9 @@ import { readContext } from '../../infra/context.ts';
 import { IngestionPipeline } from '../../infra/ingestion-pipeline.ts';
 import { InletStack, OUTPUTS } from '../../infra/inlet-stack.ts';
 import { notificationPrefixes } from '../../infra/props.ts';
+import { cdkApp } from './cdk-app.ts';
 
-/** No Lambda bundling (placeholder assets) and no CFN validation: template tests in milliseconds. */
-function app(): App {
-  return new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-}
+const app = cdkApp;
 
 const TABLES = [
   { name: 'orders', prefix: 'orders/' },
@@ -105,7 +103,7 @@ describe('IngestionPipeline', () => {
     t.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain' });
   });
 
-  it('versions the manifest bucket, blocks public access, expires staged lists', () => {
+  it('versions the manifest bucket, blocks public access, cleans up deleted staged lists', () => {
     t.hasResourceProperties('AWS::S3::Bucket', {
       VersioningConfiguration: { Status: 'Enabled' },
       PublicAccessBlockConfiguration: {
@@ -114,7 +112,9 @@ describe('IngestionPipeline', () => {
         IgnorePublicAcls: true,
         RestrictPublicBuckets: true,
       },
-      LifecycleConfiguration: { Rules: [Match.objectLike({ Prefix: '_staging/', ExpirationInDays: 14 })] },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([Match.objectLike({ Prefix: '_staging/', ExpiredObjectDeleteMarker: true })]),
+      },
     });
   });
 
@@ -162,6 +162,7 @@ describe('IngestionPipeline', () => {
     expect(policyActions(t, 'Sweeper').filter((a) => a.startsWith('dynamodb:'))).toEqual([
       'dynamodb:GetItem',
       'dynamodb:Query',
+      'dynamodb:Scan',
     ]);
     // Backfill: list and look up, never write the ledger.
     expect(policyActions(t, 'Backfill').filter((a) => a.startsWith('dynamodb:'))).toEqual([
@@ -204,7 +205,8 @@ describe('IngestionPipeline', () => {
 
   it('alarms on DLQs, message age, commit errors and stalled versions, to the alarm topic', () => {
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(6);
+    // 6 on Inlet's own metrics and queues, commit queue age, 4 x (errors, throttles), failed backfills.
+    expect(alarms).toHaveLength(16);
     for (const alarm of alarms)
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^InletAlarms/) }]);
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
@@ -213,7 +215,7 @@ describe('IngestionPipeline', () => {
     });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       MetricName: 'ApproximateAgeOfOldestMessage',
-      Threshold: 900,
+      Threshold: 1800,
     });
     t.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     t.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });

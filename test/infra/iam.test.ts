@@ -1,0 +1,156 @@
+// Least privilege, asserted (docs/security.md): every function's grants, exactly, and no wildcard action or
+// resource in any Allow statement except the few AWS (or CDK's own custom resources) require.
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { InletStack, type InletStackProps } from '../../infra/inlet-stack.ts';
+import { cdkApp } from './cdk-app.ts';
+
+function synth(props: Partial<InletStackProps> = {}): Record<string, { Type: string; Properties?: unknown }> {
+  const app = cdkApp();
+  const tables = [{ name: 'orders', prefix: 'orders/' }];
+  return Template.fromStack(new InletStack(app, 'Iam', { tables, ...props })).toJSON().Resources;
+}
+
+/** A resource as readable text: `Ledger`, `Manifests/_staging/*`, `arn:<partition>:events:...`. */
+function render(resource: unknown): string {
+  if (typeof resource === 'string') return resource;
+  const r = resource as Record<string, unknown>;
+  if (r['Fn::GetAtt'])
+    return (r['Fn::GetAtt'] as string[])[0]?.replace(/^Inlet(State|Functions)?|[0-9A-F]{8}$/g, '') ?? '?';
+  if (r.Ref) return `<${r.Ref as string}>`;
+  if (r['Fn::Join']) return ((r['Fn::Join'] as [string, unknown[]])[1] ?? []).map(render).join('');
+  return JSON.stringify(r);
+}
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource?: unknown;
+}
+
+/** Every Allow statement in an IAM or resource policy, as `resourceId: action on resource`. */
+function allows(resources: ReturnType<typeof synth>): { id: string; action: string; resource: string }[] {
+  const found: { id: string; action: string; resource: string }[] = [];
+  const walk = (id: string, node: unknown) => {
+    if (!node || typeof node !== 'object') return;
+    const statements = (node as { Statement?: unknown }).Statement;
+    if (Array.isArray(statements)) {
+      for (const s of statements as Statement[]) {
+        if (s.Effect !== 'Allow' || s.Resource === undefined) continue;
+        for (const action of [s.Action].flat())
+          for (const resource of [s.Resource].flat()) found.push({ id, action, resource: render(resource) });
+      }
+    }
+    for (const value of Object.values(node)) walk(id, value);
+  };
+  for (const [id, r] of Object.entries(resources)) walk(id, r.Properties);
+  return found;
+}
+
+/**
+ * The wildcards AWS requires, each with why. Anything else with a `*` action or a `*` resource fails.
+ * - CloudWatch Logs delivery for the state machine's logs: CloudWatch Logs asks for `*` on these (the
+ *   vended-logs setup describes and updates account-wide resource policies,
+ *   https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-infrastructure-CWL.html).
+ * - X-Ray tracing of the state machine: PutTraceSegments and friends define no resource type, so IAM only
+ *   accepts `*` (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsx-ray.html).
+ * - CDK's auto-delete custom resource (removalPolicy destroy only): the bucket policy lets its provider role
+ *   list and delete the objects of that one bucket so `cdk destroy` can remove it; actions are CDK's.
+ */
+const REQUIRED_WILDCARDS: { id: RegExp; actions: RegExp; resource: RegExp }[] = [
+  {
+    id: /^InletBackfillStateMachineRole/,
+    actions:
+      /^logs:(CreateLogDelivery|GetLogDelivery|UpdateLogDelivery|DeleteLogDelivery|ListLogDeliveries|PutResourcePolicy|DescribeResourcePolicies|DescribeLogGroups)$/,
+    resource: /^\*$/,
+  },
+  {
+    id: /^InletBackfillStateMachineRole/,
+    actions: /^xray:(PutTraceSegments|PutTelemetryRecords|GetSamplingRules|GetSamplingTargets)$/,
+    resource: /^\*$/,
+  },
+  {
+    id: /^InletState(Landing|Manifests)Policy/,
+    actions: /^s3:(GetBucket\*|List\*|DeleteObject\*)$/,
+    resource: /^(Landing|Manifests)(\/\*)?$/,
+  },
+];
+
+const VARIANTS: Record<string, Partial<InletStackProps>> = {
+  default: {},
+  'eventbridge, reconcile, destroy': {
+    landingBucketName: 'existing-landing',
+    pipeline: { reconcile: { every: Duration.hours(1) }, removalPolicy: RemovalPolicy.DESTROY },
+  },
+  'created bucket, destroy': { pipeline: { removalPolicy: RemovalPolicy.DESTROY } },
+};
+
+describe('IAM', () => {
+  for (const [name, props] of Object.entries(VARIANTS)) {
+    it(`has no wildcard action or resource but the ones AWS requires: ${name}`, () => {
+      const wild = allows(synth(props)).filter((a) => a.action.includes('*') || a.resource === '*');
+      const unexplained = wild.filter(
+        (w) =>
+          !REQUIRED_WILDCARDS.some(
+            (r) => r.id.test(w.id) && r.actions.test(w.action) && r.resource.test(w.resource),
+          ),
+      );
+      expect(unexplained).toEqual([]);
+    });
+  }
+
+  it('grants each function exactly what its protocol steps use', () => {
+    const grants = allows(synth());
+    const of = (fn: string) =>
+      grants
+        .filter((g) => g.id.startsWith(`InletFunctions${fn}ServiceRoleDefaultPolicy`))
+        .map((g) => `${g.action} ${g.resource}`)
+        .sort();
+    const queueConsumer = (queue: string) =>
+      ['ReceiveMessage', 'ChangeMessageVisibility', 'GetQueueUrl', 'DeleteMessage', 'GetQueueAttributes'].map(
+        (a) => `sqs:${a} ${queue}`,
+      );
+    const sender = (queue: string) =>
+      ['SendMessage', 'GetQueueAttributes', 'GetQueueUrl'].map((a) => `sqs:${a} ${queue}`);
+    expect(of('Batcher')).toEqual(
+      [
+        ...queueConsumer('IngestQueue'),
+        'dynamodb:PutItem Ledger',
+        'dynamodb:GetItem Ledger',
+        'dynamodb:UpdateItem Ledger',
+        's3:PutObject Manifests/_staging/*',
+        ...sender('CommitQueue'),
+      ].sort(),
+    );
+    expect(of('Committer')).toEqual(
+      [
+        ...queueConsumer('CommitQueue'),
+        'dynamodb:GetItem Ledger',
+        'dynamodb:UpdateItem Ledger',
+        'dynamodb:ConditionCheckItem Ledger',
+        's3:GetObject Manifests/_staging/*',
+        's3:DeleteObject Manifests/_staging/*',
+        's3:PutObject Manifests/*/_manifests/*',
+        's3:GetObject Manifests/*/_manifests/*',
+        'events:PutEvents arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/default',
+      ].sort(),
+    );
+    expect(of('Sweeper')).toEqual(
+      [
+        'dynamodb:Query Ledger/index/*',
+        'dynamodb:Scan Ledger/index/sealed',
+        'dynamodb:GetItem Ledger',
+        ...sender('CommitQueue'),
+      ].sort(),
+    );
+    expect(of('Backfill')).toEqual(
+      [
+        's3:ListBucket Landing',
+        's3:ListBucketVersions Landing',
+        'dynamodb:BatchGetItem Ledger',
+        ...sender('IngestQueue'),
+      ].sort(),
+    );
+  });
+});
