@@ -25,6 +25,18 @@ export const METRIC = {
   reconcileListed: 'ReconcileObjectsListed',
   /** Files in the bucket the ledger never saw (lost S3 events), enqueued by reconcile. */
   reconcileMissing: 'ReconcileFilesMissing',
+  /** Committed versions whose staged-list delete, event or published mark failed; the sweeper retries. */
+  unpublished: 'CommitsUnpublished',
+  /** Commit requests the sweeper re-sent for committed, unpublished batches. */
+  unpublishedResent: 'UnpublishedResent',
+  /** The manifest bucket holds versions beyond the ledger's head: the table is refused until fixed. */
+  manifestAhead: 'ManifestAheadOfLedger',
+  /** A SEALED batch whose staged list is gone: an invariant break. */
+  stagedListMissing: 'StagedListsMissing',
+  /** Tables whose sweep failed this run (the others went on). */
+  sweepErrors: 'SweepTableErrors',
+  /** Stale batches the sweeper found but left for its next run (per-run cap or time budget). */
+  sweepDeferred: 'SweepDeferred',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

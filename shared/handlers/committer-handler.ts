@@ -3,6 +3,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { BatchNotSealedError } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
+import { ManifestAheadOfLedgerError, StagedListMissingError } from '../storage/commit-errors.ts';
 import { CommitBatch, type CommitDeps } from '../usecases/commit-batch.ts';
 
 export type CommitterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -10,8 +11,9 @@ export type CommitterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 const commitRequest = z.object({ table: z.string().min(1), batchId: z.string().min(1) });
 
 /**
- * The commit Lambda on the FIFO queue: records of one table in order; after a failure the rest of the
- * batch fails too (Powertools FIFO processor), so versions are never assigned out of request order.
+ * The commit Lambda on the FIFO queue: records of one table in order. After a failure the rest of that
+ * table's records fail too (versions are never assigned out of request order), but only that table's:
+ * one wedged table must not hold the others (`skipGroupOnError`, group = table).
  */
 export function makeCommitterHandler(deps: CommitDeps & { readonly metrics: MetricsSink }): CommitterHandler {
   const committer = new CommitBatch(deps);
@@ -27,6 +29,7 @@ export function makeCommitterHandler(deps: CommitDeps & { readonly metrics: Metr
     const started = deps.now();
     try {
       const outcome = await committer.commit(parsed.data.table, parsed.data.batchId);
+      if (!outcome.published) m.count(METRIC.unpublished, 1);
       if (outcome.result === 'committed') {
         m.count(METRIC.versionsCommitted, 1 + outcome.finishedPending.length);
         m.count(METRIC.filesCommitted, outcome.files);
@@ -45,6 +48,9 @@ export function makeCommitterHandler(deps: CommitDeps & { readonly metrics: Metr
         });
         return;
       }
+      // Both need an operator; failing the message keeps the request (DLQ, alarm) and its table waits.
+      if (error instanceof ManifestAheadOfLedgerError) m.count(METRIC.manifestAhead, 1);
+      if (error instanceof StagedListMissingError) m.count(METRIC.stagedListMissing, 1);
       m.count(METRIC.commitErrors, 1);
       deps.log.error('commit failed', { ...parsed.data, error: String(error) });
       throw error;
@@ -54,7 +60,10 @@ export function makeCommitterHandler(deps: CommitDeps & { readonly metrics: Metr
   return async (event) => {
     try {
       const processor = new SqsFifoPartialProcessorAsync();
-      return await processPartialResponse(event, handleRecord, processor, { throwOnFullBatchFailure: false });
+      return await processPartialResponse(event, handleRecord, processor, {
+        throwOnFullBatchFailure: false,
+        skipGroupOnError: true,
+      });
     } finally {
       m.flush();
     }

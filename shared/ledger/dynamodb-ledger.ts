@@ -15,7 +15,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { classifyAwsError, ThrottledError } from '../errors.ts';
+import { classifyAwsError, ThrottledError, UnknownOutcomeError } from '../errors.ts';
 import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
 import {
   batchKey,
@@ -33,6 +33,7 @@ import type {
   FinalizeResult,
   Ledger,
   MoveResult,
+  SealedIndexKey,
   SealRequest,
   SealResult,
 } from './ledger.ts';
@@ -80,6 +81,25 @@ const isCancelled = (error: unknown): error is TransactionCanceledException =>
   error instanceof TransactionCanceledException ||
   (error as Error | undefined)?.name === 'TransactionCanceledException';
 
+/** Cancellation reasons that say "not now" rather than "no": the transaction did not happen; retry it. */
+const TRANSIENT_REASONS = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+  'RequestLimitExceeded',
+]);
+/** Attempts of one transaction whose cancellation was transient, inside one invocation. */
+const TRANSACTION_ATTEMPTS = 5;
+
+/** True when the cancellation has no refusal in it, only conflicts or throttles (then retry it). */
+function cancelledTransiently(error: TransactionCanceledException): boolean {
+  const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
+  return codes.some((code) => TRANSIENT_REASONS.has(code)) && !codes.includes('ConditionalCheckFailed');
+}
+
+/** Full jitter: concurrent committers that conflicted do not meet again at the same moment. */
+const jitter = (attempt: number) => sleep(Math.random() * Math.min(1000, 25 * 2 ** attempt));
+
 /** The ledger in one DynamoDB table (pk, sk strings; one sparse GSI over batch items only). */
 export class DynamoDbLedger implements Ledger {
   private readonly doc: DynamoDBDocumentClient;
@@ -97,6 +117,24 @@ export class DynamoDbLedger implements Ledger {
       return await fn();
     } catch (error) {
       throw classifyAwsError(operation, error);
+    }
+  }
+
+  /**
+   * A TransactWriteItems whose transient cancellations (a concurrent transaction on the same item, a
+   * throttle) are retried here with backoff: failing the FIFO message instead would hold the table for a
+   * visibility timeout. Refusals (ConditionalCheckFailed) and other errors are the caller's.
+   */
+  private async transact(input: ConstructorParameters<typeof TransactWriteCommand>[0]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.doc.send(new TransactWriteCommand(input));
+        return;
+      } catch (error) {
+        if (!isCancelled(error) || !cancelledTransiently(error) || attempt >= TRANSACTION_ATTEMPTS)
+          throw error;
+        await jitter(attempt);
+      }
     }
   }
 
@@ -243,41 +281,46 @@ export class DynamoDbLedger implements Ledger {
 
   async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
     try {
-      await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: tableKey(table),
-                UpdateExpression: 'SET pending = :pending, #table = :table',
-                // Linear versions: one batch holds head+1, and only if nobody moved head meanwhile.
-                ConditionExpression:
-                  expectedHead === 0
-                    ? 'attribute_not_exists(pending) AND (attribute_not_exists(head) OR head = :head)'
-                    : 'attribute_not_exists(pending) AND head = :head',
-                ExpressionAttributeNames: { '#table': 'table' },
-                ExpressionAttributeValues: { ':pending': pending, ':head': expectedHead, ':table': table },
-              },
+      await this.transact({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: tableKey(table),
+              UpdateExpression: 'SET pending = :pending, #table = :table',
+              // Linear versions: one batch holds head+1, and only if nobody moved head meanwhile.
+              ConditionExpression:
+                expectedHead === 0
+                  ? 'attribute_not_exists(pending) AND (attribute_not_exists(head) OR head = :head)'
+                  : 'attribute_not_exists(pending) AND head = :head',
+              ExpressionAttributeNames: { '#table': 'table' },
+              ExpressionAttributeValues: { ':pending': pending, ':head': expectedHead, ':table': table },
             },
-            {
-              // A committer that read SEALED before another one committed the batch must not reserve a
-              // second version for it (a redelivered FIFO message while the first committer still runs).
-              ConditionCheck: {
-                TableName: this.tableName,
-                Key: batchKey(table, pending.batchId),
-                ConditionExpression: '#state = :sealed',
-                ExpressionAttributeNames: { '#state': 'state' },
-                ExpressionAttributeValues: { ':sealed': 'SEALED' },
-              },
+          },
+          {
+            // A committer that read SEALED before another one committed the batch must not reserve a
+            // second version for it (a redelivered FIFO message while the first committer still runs).
+            ConditionCheck: {
+              TableName: this.tableName,
+              Key: batchKey(table, pending.batchId),
+              ConditionExpression: '#state = :sealed',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: { ':sealed': 'SEALED' },
             },
-          ],
-        }),
-      );
+          },
+        ],
+      });
       return true;
     } catch (error) {
+      // Refused (head moved, another reservation, batch no longer SEALED), or still conflicting after the
+      // retries: either way the caller re-reads and decides; a reservation we hold shows up in that read.
       if (isCancelled(error)) return false;
-      throw classifyAwsError('reserve version', error);
+      const failure = classifyAwsError('reserve version', error);
+      if (!(failure instanceof UnknownOutcomeError)) throw failure;
+      // Maybe applied: the table says. Only the holder or a finisher removes a pending version, and both
+      // leave the batch COMMITTED, which the caller checks when this returns false.
+      const now = await this.getTable(table);
+      return now.pending?.batchId === pending.batchId && now.pending.version === pending.version;
     }
   }
 
@@ -288,55 +331,56 @@ export class DynamoDbLedger implements Ledger {
   ): Promise<FinalizeResult> {
     const now = new Date().toISOString();
     try {
-      await this.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: tableKey(table),
-                UpdateExpression:
-                  'SET head = :v, lastCommitAt = :now, lastBatchId = :b, files = if_not_exists(files, :zero) + :files, #bytes = if_not_exists(#bytes, :zero) + :bytes REMOVE pending',
-                // Only the reservation holder moves head, exactly once.
-                ConditionExpression: 'pending.batchId = :b AND pending.version = :v',
-                ExpressionAttributeNames: { '#bytes': 'bytes' },
-                ExpressionAttributeValues: {
-                  ':v': pending.version,
-                  ':b': pending.batchId,
-                  ':now': now,
-                  ':zero': 0,
-                  ':files': counters.files,
-                  ':bytes': counters.bytes,
-                },
+      await this.transact({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: tableKey(table),
+              UpdateExpression:
+                'SET head = :v, lastCommitAt = :now, lastBatchId = :b, files = if_not_exists(files, :zero) + :files, #bytes = if_not_exists(#bytes, :zero) + :bytes REMOVE pending',
+              // Only the reservation holder moves head, exactly once.
+              ConditionExpression: 'pending.batchId = :b AND pending.version = :v',
+              ExpressionAttributeNames: { '#bytes': 'bytes' },
+              ExpressionAttributeValues: {
+                ':v': pending.version,
+                ':b': pending.batchId,
+                ':now': now,
+                ':zero': 0,
+                ':files': counters.files,
+                ':bytes': counters.bytes,
               },
             },
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: batchKey(table, pending.batchId),
-                UpdateExpression:
-                  'SET #state = :committed, version = :v, committedAt = :at REMOVE #sealedTable',
-                ConditionExpression: '#state = :sealed',
-                ExpressionAttributeNames: { '#state': 'state', '#sealedTable': SEALED_INDEX.partitionKey },
-                ExpressionAttributeValues: {
-                  ':committed': 'COMMITTED',
-                  ':sealed': 'SEALED',
-                  ':v': pending.version,
-                  ':at': pending.reservedAt,
-                },
+          },
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: batchKey(table, pending.batchId),
+              // The batch stays in the sealed index until markPublished: a committed version whose event
+              // failed is found there and published later, at no extra write.
+              UpdateExpression: 'SET #state = :committed, version = :v, committedAt = :at',
+              ConditionExpression: '#state = :sealed',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: {
+                ':committed': 'COMMITTED',
+                ':sealed': 'SEALED',
+                ':v': pending.version,
+                ':at': pending.reservedAt,
               },
             },
-          ],
-        }),
-      );
+          },
+        ],
+      });
       return 'committed';
     } catch (error) {
-      if (isCancelled(error)) {
-        // A retry after our own successful commit: the batch is COMMITTED at this version.
+      const failure = classifyAwsError('finalize commit', error);
+      if (isCancelled(error) || failure instanceof UnknownOutcomeError) {
+        // Refused because it happened already (our own earlier attempt, or a committer finishing our
+        // reservation), or maybe applied: the batch item says which.
         const batch = await this.getBatch(table, pending.batchId);
         if (batch?.state === 'COMMITTED' && batch.version === pending.version) return 'already-committed';
       }
-      throw classifyAwsError('finalize commit', error);
+      throw failure;
     }
   }
 
@@ -346,9 +390,11 @@ export class DynamoDbLedger implements Ledger {
         new UpdateCommand({
           TableName: this.tableName,
           Key: batchKey(table, batchId),
-          UpdateExpression: 'SET publishedAt = :at',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':at': at },
+          // Leaving the sealed index is the last step of a commit: staged list deleted, event published.
+          UpdateExpression: 'SET publishedAt = :at REMOVE #sealedTable',
+          ConditionExpression: '#state = :committed',
+          ExpressionAttributeNames: { '#state': 'state', '#sealedTable': SEALED_INDEX.partitionKey },
+          ExpressionAttributeValues: { ':at': at, ':committed': 'COMMITTED' },
         }),
       ),
     );
@@ -486,5 +532,22 @@ export class DynamoDbLedger implements Ledger {
       ExclusiveStartKey = page.LastEvaluatedKey;
     } while (ExclusiveStartKey);
     return found;
+  }
+
+  async scanSealedIndex(page: { readonly startKey?: SealedIndexKey; readonly limit?: number }): Promise<{
+    batches: BatchRecord[];
+    nextKey?: SealedIndexKey;
+  }> {
+    const result = await this.send('scan sealed index', () =>
+      this.doc.send(
+        new ScanCommand({
+          TableName: this.tableName,
+          IndexName: SEALED_INDEX.name,
+          ExclusiveStartKey: page.startKey,
+          Limit: page.limit,
+        }),
+      ),
+    );
+    return { batches: (result.Items ?? []).map(toBatch), nextKey: result.LastEvaluatedKey };
   }
 }

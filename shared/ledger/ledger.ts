@@ -73,8 +73,12 @@ export interface Ledger {
     pending: PendingVersion,
     counters: { files: number; bytes: number },
   ): Promise<FinalizeResult>;
+  /** Step C5, the last: `publishedAt`, and the batch leaves the sealed index. Only a COMMITTED batch. */
   markPublished(table: string, batchId: string, at: string): Promise<void>;
-  /** SEALED batches sealed before `sealedBefore` (sparse index; only sealed, uncommitted batches are in it). */
+  /**
+   * Batches of the sparse `sealed` index sealed before `sealedBefore`, oldest first: SEALED ones, and
+   * COMMITTED ones whose staged-list delete or event has not happened yet (no `publishedAt`).
+   */
   listSealedBatches(table: string, sealedBefore: number): Promise<BatchRecord[]>;
   quarantine(entry: QuarantineEntry): Promise<void>;
   listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]>;
@@ -86,4 +90,15 @@ export interface Ledger {
   knownIdentities(table: string, identities: readonly string[]): Promise<Set<string>>;
   /** Operator look-up by key prefix: a Scan, never on the ingestion path. */
   scanFiles(filter: { table?: string; keyPrefix?: string; limit?: number }): Promise<FileEntry[]>;
+  /**
+   * One page of a Scan of the `sealed` index over every table (what `listSealedBatches` holds, for all
+   * tables): the sweeper finds tables the configuration no longer names. Pass `nextKey` back to go on.
+   */
+  scanSealedIndex(page: { readonly startKey?: SealedIndexKey; readonly limit?: number }): Promise<{
+    batches: BatchRecord[];
+    nextKey?: SealedIndexKey;
+  }>;
 }
+
+/** Where a Scan of the sealed index stopped (DynamoDB's LastEvaluatedKey, opaque to callers). */
+export type SealedIndexKey = Record<string, unknown>;

@@ -1,11 +1,15 @@
 import type { Manifest, StagedList } from '../manifest.ts';
 
-export type PutIfAbsentResult = 'created' | 'exists';
+/** `conflict`: S3 answered 409, another conditional write to the key is in flight; try again shortly. */
+export type PutIfAbsentResult = 'created' | 'exists' | 'conflict';
 
 /** S3: staged file lists (too big for a DynamoDB item), manifests, quarantined bodies. */
 export interface BatchStore {
   putStagedList(list: StagedList): Promise<string>;
+  /** Throws StagedListMissingError when the list is not there. */
   getStagedList(key: string): Promise<StagedList>;
+  /** Only once its batch is COMMITTED; idempotent (deleting a missing key succeeds). */
+  deleteStagedList(key: string): Promise<void>;
   /** `IfNoneMatch: '*'`: never overwrites a published version. */
   putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult>;
   getManifest(table: string, version: number): Promise<Manifest | undefined>;
@@ -15,6 +19,11 @@ export interface BatchStore {
 /** The FIFO commit queue: group = table, dedup id = batchId. */
 export interface CommitQueue {
   requestCommit(table: string, batchId: string): Promise<void>;
+  /**
+   * Re-sends (the sweeper), 10 per SendMessageBatch; returns the batch ids SQS did not accept. `resendId`
+   * joins the dedup id, so a deliberate re-send is not dropped as a duplicate of the original request.
+   */
+  requestCommits(table: string, batchIds: readonly string[], resendId: string): Promise<string[]>;
 }
 
 export interface BatchCommittedEvent {

@@ -1,7 +1,14 @@
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
 import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../manifest.ts';
 import type { BatchStore, PutIfAbsentResult } from './batch-store.ts';
+import { StagedListMissingError } from './commit-errors.ts';
 
 export interface S3BatchStoreOptions {
   readonly client: S3Client;
@@ -50,12 +57,17 @@ export class S3BatchStore implements BatchStore {
 
   async getStagedList(key: string): Promise<StagedList> {
     const list = await this.getJson<StagedList>(key, 'read staged list');
-    if (!list)
-      throw classifyAwsError(
-        'read staged list',
-        Object.assign(new Error(`staged list ${key} is missing`), { name: 'NoSuchKey' }),
-      );
+    if (!list) throw new StagedListMissingError(key);
     return list;
+  }
+
+  async deleteStagedList(key: string): Promise<void> {
+    try {
+      // S3 answers 204 for a key that is already gone, so a repeated delete is a success.
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      throw classifyAwsError('delete staged list', error);
+    }
   }
 
   async putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
@@ -72,8 +84,10 @@ export class S3BatchStore implements BatchStore {
       );
       return 'created';
     } catch (error) {
-      // 412: already there. 409: a concurrent conditional write to the same key is in flight (AWS).
-      if (status(error) === 412 || status(error) === 409) return 'exists';
+      // 412: already there. 409 ConditionalRequestConflict: another conditional write to the key is in
+      // flight and AWS asks for a retry; it says nothing about whether the key exists yet.
+      if (status(error) === 412) return 'exists';
+      if (status(error) === 409) return 'conflict';
       throw classifyAwsError('write manifest', error);
     }
   }

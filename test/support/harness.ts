@@ -196,7 +196,6 @@ export class PipelineHarness {
   sweep(olderThanMs = 0) {
     return sweepStale(
       {
-        config: this.config,
         ledger: this.base.ledger,
         commitQueue: this.base.commitQueue,
         log: this.log,
