@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import type { MiddlewareStack } from '@smithy/types';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -252,7 +252,13 @@ describe('after the commit: staged list, event, sealed index', () => {
     await ingest(h, keys(2));
     const [sealed] = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
     if (!sealed) throw new Error('no sealed batch');
-    await h.store.deleteStagedList(stagedListKey('orders', sealed.batchId));
+    // Deleted behind the protocol's back (an operator, a lifecycle rule).
+    await h.clients.s3.send(
+      new DeleteObjectCommand({
+        Bucket: h.resources.manifestBucket,
+        Key: stagedListKey('orders', sealed.batchId),
+      }),
+    );
 
     const poll = await h.pollCommit();
 
