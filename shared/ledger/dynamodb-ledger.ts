@@ -15,7 +15,13 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { classifyAwsError, ThrottledError, UnknownOutcomeError } from '../errors.ts';
+import {
+  classifyAwsError,
+  isThrottle,
+  mayHaveBeenApplied,
+  ThrottledError,
+  UnknownOutcomeError,
+} from '../errors.ts';
 import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
 import {
   batchKey,
@@ -121,8 +127,8 @@ export class DynamoDbLedger implements Ledger {
   }
 
   /**
-   * A TransactWriteItems whose transient cancellations (a concurrent transaction on the same item, a
-   * throttle) are retried here with backoff: failing the FIFO message instead would hold the table for a
+   * A TransactWriteItems whose transient refusals (a concurrent transaction on the same item, a throttle)
+   * are retried here with backoff: failing the FIFO message instead would hold the table for a
    * visibility timeout. Refusals (ConditionalCheckFailed) and other errors are the caller's.
    */
   private async transact(input: ConstructorParameters<typeof TransactWriteCommand>[0]): Promise<void> {
@@ -131,8 +137,11 @@ export class DynamoDbLedger implements Ledger {
         await this.doc.send(new TransactWriteCommand(input));
         return;
       } catch (error) {
-        if (!isCancelled(error) || !cancelledTransiently(error) || attempt >= TRANSACTION_ATTEMPTS)
-          throw error;
+        // A throttle is retried here too, but only if no SDK attempt may have applied the transaction.
+        const transient = isCancelled(error)
+          ? cancelledTransiently(error)
+          : isThrottle(error) && !mayHaveBeenApplied(error);
+        if (!transient || attempt >= TRANSACTION_ATTEMPTS) throw error;
         await jitter(attempt);
       }
     }

@@ -1,5 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchNotSealedError, InletError, ManifestConflictError, UnknownOutcomeError } from '../errors.ts';
+import {
+  BatchNotSealedError,
+  InletError,
+  isThrottle,
+  ManifestConflictError,
+  UnknownOutcomeError,
+} from '../errors.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
 import { buildManifest, type Manifest, manifestKey } from '../manifest.ts';
@@ -170,8 +176,10 @@ export class CommitBatch {
       try {
         put = await store.putManifestIfAbsent(manifest);
       } catch (error) {
-        if (!(error instanceof UnknownOutcomeError)) throw error;
-        put = 'exists';
+        // S3 SlowDown applied nothing (classified so only when no attempt may have): put again shortly.
+        if (isThrottle(error) && !(error instanceof UnknownOutcomeError)) put = 'conflict';
+        else if (error instanceof UnknownOutcomeError) put = 'exists';
+        else throw error;
       }
       if (put === 'created') return;
       if (put === 'exists') {

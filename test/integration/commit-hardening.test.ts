@@ -12,6 +12,7 @@ import { CommitBatch } from '../../shared/usecases/commit-batch.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
 import { testClients } from '../support/aws.ts';
 import { CLEAN_VERDICT, PipelineHarness } from '../support/harness.ts';
+import { injectSdkFault } from '../support/sdk-faults.ts';
 
 const clientSets: AwsClients[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
@@ -62,12 +63,6 @@ function injectFault(client: { middlewareStack: MiddlewareStack<object, object> 
   return hits;
 }
 
-const serverError = () =>
-  Object.assign(new Error('We encountered an internal error. Please try again.'), {
-    name: 'InternalServerError',
-    $fault: 'server',
-    $metadata: { httpStatusCode: 500, attempts: 4 },
-  });
 const cancelled = (...codes: string[]) =>
   new TransactionCanceledException({
     message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${codes.join(', ')}]`,
@@ -139,37 +134,55 @@ describe('committer on AWS errors the emulator never produces', () => {
     expect((await h.ledger.getTable('orders')).head).toBe(1);
   });
 
-  it('a reservation applied although its response was an error is found by re-reading the table', async () => {
+  // The issue's case: attempt 1 is applied and its answer lost (500), the SDK's later attempts are throttled,
+  // and the SDK reports only the throttle.
+  const appliedThenThrottled = ['apply-then-500', 'throttle', 'throttle', 'throttle'] as const;
+
+  it('a reservation applied although the SDK reported a throttle is found by re-reading the table', async () => {
     const h = await harness();
     await ingest(h, keys(2));
-    const hits = injectFault(h.clients.dynamodb as never, {
-      command: 'TransactWriteItemsCommand',
-      match: isReserve,
-      mode: 'applied',
-      error: serverError,
+    const fault = injectSdkFault(h.clients.dynamodb as never, {
+      match: (name, input) => name === 'TransactWriteItemsCommand' && isReserve(input),
+      script: appliedThenThrottled,
     });
 
     const poll = await h.pollCommit();
 
-    expect(hits.count).toBe(1);
+    expect(fault.faulted()).toBe(1);
     expect(poll.failed).toBe(0);
     expect(await h.ledger.getTable('orders')).toMatchObject({ head: 1, pending: undefined });
   });
 
-  it('a commit transaction applied although its response was an error counts as committed', async () => {
+  it('a commit transaction applied although the SDK reported a throttle counts as committed', async () => {
     const h = await harness();
     await ingest(h, keys(2));
-    injectFault(h.clients.dynamodb as never, {
-      command: 'TransactWriteItemsCommand',
-      match: isFinalize,
-      mode: 'applied',
-      error: serverError,
+    const fault = injectSdkFault(h.clients.dynamodb as never, {
+      match: (name, input) => name === 'TransactWriteItemsCommand' && isFinalize(input),
+      script: appliedThenThrottled,
     });
 
     const poll = await h.pollCommit();
 
+    expect(fault.faulted()).toBe(1);
     expect(poll.failed).toBe(0);
     expect(h.published).toHaveLength(1);
+    expect((await h.ledger.getTable('orders')).head).toBe(1);
+  });
+
+  it('a commit transaction throttled on every SDK attempt is retried within the invocation', async () => {
+    const h = await harness();
+    await ingest(h, keys(2));
+    let calls = 0;
+    // Only the first call: every SDK attempt of it throttled, so the SDK gives up and reports a throttle.
+    const fault = injectSdkFault(h.clients.dynamodb as never, {
+      match: (name, input) => name === 'TransactWriteItemsCommand' && isFinalize(input) && calls++ === 0,
+      script: ['throttle', 'throttle', 'throttle', 'throttle'],
+    });
+
+    const poll = await h.pollCommit();
+
+    expect(fault.faulted()).toBe(1);
+    expect(poll.failed).toBe(0);
     expect((await h.ledger.getTable('orders')).head).toBe(1);
   });
 });
