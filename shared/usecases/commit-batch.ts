@@ -141,7 +141,8 @@ export class CommitBatch {
       if (!(error instanceof StagedListMissingError)) throw error;
       // Lists are deleted only after their commit: a racing committer finished this batch meanwhile.
       const now = await ledger.getBatch(batch.table, batch.batchId);
-      if (now?.state === 'COMMITTED') return { result: 'already-committed', published: true };
+      if (now?.state === 'COMMITTED')
+        return { result: 'already-committed', published: await this.afterCommit(now) };
       log.error('staged list of a sealed batch is missing', {
         table: batch.table,
         batchId: batch.batchId,
