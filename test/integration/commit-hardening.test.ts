@@ -337,4 +337,33 @@ describe('sweeper', () => {
     await h.runUntilQuiet();
     expect(await h.verify(files.map((key) => ({ table: 'legacy', key })))).toMatchObject(clean);
   });
+
+  it('counts entries SendMessageBatch refused as deferred, not as re-sent', async () => {
+    const h = await harness();
+    for (const key of keys(2)) await h.put(key);
+    expect((await h.pollIngest({ point: 'commitQueue.requestCommit', when: 'before' })).crashed).toBe(true);
+    // SQS accepts the call (200) and refuses its one entry, as it may under load.
+    h.clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        if ((context as { commandName?: string }).commandName !== 'SendMessageBatchCommand')
+          return next(args);
+        const entries = (args.input as { Entries: { Id: string }[] }).Entries;
+        return {
+          response: {},
+          output: {
+            $metadata: { httpStatusCode: 200 },
+            Successful: [],
+            Failed: entries.map((e) => ({ Id: e.Id, Code: 'ThrottlingException', SenderFault: false })),
+          },
+        } as never;
+      },
+      { step: 'initialize', name: 'refuseBatchEntries' },
+    );
+
+    const result = await sweepStale({ ...h.ports(), log: h.log, now: h.now }, 0);
+
+    expect(result).toMatchObject({ resent: 0, deferred: 1, errors: 0 });
+    h.clients.sqs.middlewareStack.remove('refuseBatchEntries');
+    expect(await sweepStale({ ...h.ports(), log: h.log, now: h.now }, 0)).toMatchObject({ resent: 1 });
+  });
 });
