@@ -104,10 +104,16 @@ export async function sweepStale(
     list.push(c);
     perTable.set(c.table, list);
   }
-  for (const [table, list] of perTable) {
-    try {
-      for (let i = 0; i < list.length && !outOfTime(); i += SEND_CHUNK) {
-        const chunk = list.slice(i, i + SEND_CHUNK);
+  // Round robin, a chunk of 10 per table per turn: a slow or failing table cannot use up the budget of the
+  // others, and a table's own requests still go out oldest first (its reservation, if stale, leads).
+  const failedTables = new Set<string>();
+  for (let turn = 0; !outOfTime(); turn++) {
+    let sentThisTurn = false;
+    for (const [table, list] of perTable) {
+      const chunk = list.slice(turn * SEND_CHUNK, (turn + 1) * SEND_CHUNK);
+      if (chunk.length === 0 || failedTables.has(table) || outOfTime()) continue;
+      sentThisTurn = true;
+      try {
         const rejected = new Set(
           await deps.commitQueue.requestCommits(
             table,
@@ -115,17 +121,23 @@ export async function sweepStale(
             `sweep-${started}`,
           ),
         );
-        for (const c of chunk) {
-          if (rejected.has(c.batchId)) continue;
-          sent[c.kind] += 1;
-          deps.log.warn(`stale ${c.kind} batch: commit re-requested`, { table, batchId: c.batchId });
-        }
+        for (const c of chunk) if (!rejected.has(c.batchId)) sent[c.kind] += 1;
+      } catch (error) {
+        // One table's failure (its queue group, a throttle) does not stop the others.
+        failedTables.add(table);
+        errors += 1;
+        deps.log.error('sweep: re-requests failed for a table', { table, error: String(error) });
       }
-    } catch (error) {
-      // One table's failure (its queue group, a throttle) does not stop the others.
-      errors += 1;
-      deps.log.error('sweep: re-requests failed for a table', { table, error: String(error) });
     }
+    if (!sentThisTurn) break;
+  }
+  for (const [table, list] of perTable) {
+    if (!failedTables.has(table))
+      deps.log.warn('stale batches: commits re-requested', {
+        table,
+        batchIds: list.slice(0, 20).map((c) => `${c.kind}:${c.batchId}`),
+        planned: list.length,
+      });
   }
   const resentTotal = sent.sealed + sent.pending + sent.unpublished;
   const result: SweepResult = {

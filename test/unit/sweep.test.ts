@@ -207,4 +207,16 @@ describe('sweeper at scale', () => {
     expect(queue.sent).toEqual([{ table: 'orders', batchId: 'unpublished' }]);
     expect(result).toMatchObject({ resent: 0, unpublished: 1, deferred: 0 });
   });
+
+  it('shares its budget between tables: one slow table does not starve the others', async () => {
+    const { clock, index, queue, deps } = setup({ callMs: 100 });
+    for (let i = 0; i < 500; i++) index.seal('big', `big${i}`, clock.ms - STALE_MS - 10_000 + i);
+    index.seal('small', 'small1', clock.ms - STALE_MS - 1);
+
+    await sweepStale(deps, STALE_MS, { ...limits, budgetMs: 2_000 });
+
+    // Only a handful of calls fit; small's one request is among them although big's are all older.
+    expect(queue.sent.length).toBeLessThan(500);
+    expect(queue.sent).toContainEqual({ table: 'small', batchId: 'small1' });
+  });
 });
