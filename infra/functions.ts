@@ -153,6 +153,10 @@ export class PipelineFunctions extends Construct {
       ['s3:PutObject', 's3:GetObject'],
       [state.manifestBucket.arnForObjects('*/_manifests/*')],
     );
+    // S3 answers GetObject of a missing key with 403 unless the caller may list the bucket, and the committer
+    // reads keys that are often absent (manifest h+1 before reserving; a staged list deleted by a racer).
+    // Unconditional: a GetObject request carries no `s3:prefix`, so a prefix-conditioned grant would not count.
+    allow(this.committer, ['s3:ListBucket'], [state.manifestBucket.bucketArn]);
     props.eventBus.grantPutEventsTo(this.committer);
     // Sweeper: the sealed index (scanned, so tables no longer configured are finished too) and table heads;
     // re-requests commits.

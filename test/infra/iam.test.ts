@@ -133,6 +133,9 @@ describe('IAM', () => {
         's3:DeleteObject Manifests/_staging/*',
         's3:PutObject Manifests/*/_manifests/*',
         's3:GetObject Manifests/*/_manifests/*',
+        // Without ListBucket, S3 answers a missing key with 403, not 404: the manifest-ahead check (C2) and
+        // the missing staged list would fail on every commit (moto answers 404 whatever the policy says).
+        's3:ListBucket Manifests',
         'events:PutEvents arn:<AWS::Partition>:events:<AWS::Region>:<AWS::AccountId>:event-bus/default',
       ].sort(),
     );
