@@ -39,7 +39,7 @@ export class StatefulResources extends Construct {
       deletionProtection: props.deletionProtection,
       removalPolicy: props.removalPolicy,
     });
-    // Sparse: only SEALED, uncommitted batch items carry the key, never file claims (I4).
+    // Sparse: only batches with work left (SEALED, or COMMITTED and unpublished) carry the key, never file claims (I4).
     this.ledger.addGlobalSecondaryIndex({
       indexName: SEALED_INDEX.name,
       partitionKey: { name: SEALED_INDEX.partitionKey, type: AttributeType.STRING },

@@ -37,7 +37,7 @@ export const quarantinePartitions = (day: string): string[] => [
   `QUARANTINE#${day}`,
 ];
 
-/** Sparse index of SEALED, uncommitted batches: only those items carry its key attributes. */
+/** Sparse index of batches with work left (SEALED, or COMMITTED and not yet published): only those items carry its key attributes. */
 export const SEALED_INDEX = { name: 'sealed', partitionKey: 'sealedTable', sortKey: 'sealedAt' } as const;
 
 export function parseFilePk(pk: string): { table: string; identity: string } | undefined {
