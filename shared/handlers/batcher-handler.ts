@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { METRIC, type MetricsSink } from '../metrics.ts';
-import type { RetryScheduler } from '../storage/sqs-retry-scheduler.ts';
+import type { RetryScheduler } from '../storage/batch-store.ts';
 import { IngestBatch, type IngestDeps } from '../usecases/ingest-batch.ts';
 
 export type BatcherHandler = (

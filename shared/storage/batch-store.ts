@@ -26,6 +26,19 @@ export interface CommitQueue {
   requestCommits(table: string, batchIds: readonly string[], resendId: string): Promise<string[]>;
 }
 
+/** A failed message and when it should come back. */
+export interface RetryLater {
+  readonly receiptHandle: string;
+  /** The queue's ARN, as Lambda's SQS event carries it. */
+  readonly queueArn: string;
+  readonly seconds: number;
+}
+
+/** Gives failed ingest messages their own visibility timeout instead of the queue's (30 minutes on AWS). */
+export interface RetryScheduler {
+  retryLater(messages: readonly RetryLater[]): Promise<void>;
+}
+
 export interface BatchCommittedEvent {
   readonly table: string;
   readonly version: number;

@@ -1,17 +1,5 @@
 import { ChangeMessageVisibilityBatchCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
-
-/** A failed message and when it should come back. */
-export interface RetryLater {
-  readonly receiptHandle: string;
-  /** The queue's ARN, as Lambda's SQS event carries it. */
-  readonly queueArn: string;
-  readonly seconds: number;
-}
-
-/** Gives failed ingest messages their own visibility timeout instead of the queue's (30 minutes on AWS). */
-export interface RetryScheduler {
-  retryLater(messages: readonly RetryLater[]): Promise<void>;
-}
+import type { RetryLater, RetryScheduler } from './batch-store.ts';
 
 /** SQS's ceiling for a visibility timeout: 12 hours. */
 const MAX_VISIBILITY_SECONDS = 43_200;
