@@ -18,6 +18,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { CallAwsService, LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { DEFAULTS } from '../shared/defaults.ts';
 import { RETRYABLE_ERRORS } from '../shared/handlers/backfill-handler.ts';
 import type { ReconcileProps } from './props.ts';
 
@@ -157,7 +158,7 @@ export class BackfillWorkflow extends Construct {
 
     if (props.reconcile) {
       const every = props.reconcile.every;
-      const settle = props.reconcile.settle ?? Duration.minutes(15);
+      const settle = props.reconcile.settle ?? Duration.minutes(DEFAULTS.reconcileSettleMinutes);
       const lookback =
         props.reconcile.lookback ?? Duration.seconds(every.toSeconds() * 2 + settle.toSeconds());
       for (const table of props.reconcile.tables) {

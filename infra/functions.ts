@@ -10,6 +10,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
 import { projectRoot } from '../local/paths.ts';
 import type { PipelineConfig } from '../shared/config.ts';
+import { DEFAULTS } from '../shared/defaults.ts';
 import { SEALED_INDEX } from '../shared/ledger/keys.ts';
 import { checkEnvironmentSize } from './environment-size.ts';
 import type { StatefulResources } from './stateful.ts';
@@ -101,7 +102,7 @@ export class PipelineFunctions extends Construct {
       INLET_BACKFILL_RECORDS_PER_MESSAGE: String(props.backfill.recordsPerMessage),
       INLET_BACKFILL_PAGES_PER_STEP: String(props.backfill.pagesPerStep),
       // Steps stop starting pages after 2 minutes: far inside the 5-minute timeout.
-      INLET_BACKFILL_STEP_BUDGET_SECONDS: '120',
+      INLET_BACKFILL_STEP_BUDGET_SECONDS: String(DEFAULTS.backfill.stepBudgetSeconds),
       INLET_BACKFILL_STEPS_PER_EXECUTION: String(props.backfill.stepsPerExecution),
     })) {
       this.backfill.addEnvironment(name, value);

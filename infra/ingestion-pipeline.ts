@@ -7,6 +7,7 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DEFAULT_IGNORE_GLOBS, type PipelineConfig, parsePipelineConfig } from '../shared/config.ts';
+import { DEFAULTS } from '../shared/defaults.ts';
 import { BackfillWorkflow } from './backfill.ts';
 import { PipelineFunctions } from './functions.ts';
 import { allowAlarmsToPublish, Monitoring } from './monitoring.ts';
@@ -45,9 +46,9 @@ export class IngestionPipeline extends Construct {
     if (problems.length > 0)
       throw new Error(`IngestionPipeline '${id}' has invalid props:\n- ${problems.join('\n- ')}`);
 
-    const batcherTimeout = props.batcherTimeout ?? Duration.minutes(5);
-    const committerTimeout = props.committerTimeout ?? Duration.minutes(1);
-    const lease = props.leaseDuration ?? Duration.minutes(10);
+    const batcherTimeout = props.batcherTimeout ?? Duration.seconds(DEFAULTS.batcherTimeoutSeconds);
+    const committerTimeout = props.committerTimeout ?? Duration.seconds(DEFAULTS.committerTimeoutSeconds);
+    const lease = props.leaseDuration ?? Duration.seconds(DEFAULTS.leaseSeconds);
     this.config = parsePipelineConfig({
       tables: toTableConfigs(props.tables),
       ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULT_IGNORE_GLOBS)],
@@ -89,17 +90,17 @@ export class IngestionPipeline extends Construct {
       state: this.state,
       config: this.config,
       eventBus: this.eventBus,
-      batchSize: props.batchSize ?? 1000,
-      batchingWindow: props.batchingWindow ?? Duration.seconds(20),
-      maxConcurrency: props.maxConcurrency ?? 20,
+      batchSize: props.batchSize ?? DEFAULTS.batchSize,
+      batchingWindow: props.batchingWindow ?? Duration.seconds(DEFAULTS.batchingWindowSeconds),
+      maxConcurrency: props.maxConcurrency ?? DEFAULTS.maxConcurrency,
       batcherTimeout,
       committerTimeout,
-      sweepInterval: props.sweepInterval ?? Duration.minutes(5),
+      sweepInterval: props.sweepInterval ?? Duration.minutes(DEFAULTS.sweepIntervalMinutes),
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
       backfill: {
-        recordsPerMessage: props.backfill?.recordsPerMessage ?? 10,
-        pagesPerStep: props.backfill?.pagesPerStep ?? 20,
-        stepsPerExecution: props.backfill?.stepsPerExecution ?? 1000,
+        recordsPerMessage: props.backfill?.recordsPerMessage ?? DEFAULTS.backfill.recordsPerMessage,
+        pagesPerStep: props.backfill?.pagesPerStep ?? DEFAULTS.backfill.pagesPerStep,
+        stepsPerExecution: props.backfill?.stepsPerExecution ?? DEFAULTS.backfill.stepsPerExecution,
       },
     });
     this.backfill = new BackfillWorkflow(this, 'Backfill', {
@@ -117,7 +118,7 @@ export class IngestionPipeline extends Construct {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       state: this.state,
       alarmTopic: this.alarmTopic,
-      maxMessageAge: props.maxMessageAge ?? Duration.minutes(30),
+      maxMessageAge: props.maxMessageAge ?? Duration.minutes(DEFAULTS.maxMessageAgeMinutes),
       reconcile: props.reconcile !== undefined,
       functions: this.functions,
       stateMachine: this.backfill.stateMachine,

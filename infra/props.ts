@@ -4,6 +4,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { type TableConfig, tableConfigSchema } from '../shared/config.ts';
+import { DEFAULTS } from '../shared/defaults.ts';
 
 export type EventMode = 's3-notifications' | 'eventbridge';
 
@@ -129,25 +130,25 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
     if (names.has(table.name)) problems.push(`tables[${i}].name: duplicate table name '${table.name}'`);
     names.add(table.name);
   });
-  const batchSize = props.batchSize ?? 1000;
+  const batchSize = props.batchSize ?? DEFAULTS.batchSize;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
     problems.push('batchSize: must be 1-10,000');
-  const windowSeconds = props.batchingWindow?.toSeconds() ?? 20;
+  const windowSeconds = props.batchingWindow?.toSeconds() ?? DEFAULTS.batchingWindowSeconds;
   if (windowSeconds > 300) problems.push('batchingWindow: at most 5 minutes');
   if (batchSize > 10 && windowSeconds < 1)
     problems.push('batchingWindow: Lambda requires at least 1 second when batchSize > 10');
-  const maxConcurrency = props.maxConcurrency ?? 20;
+  const maxConcurrency = props.maxConcurrency ?? DEFAULTS.maxConcurrency;
   if (!Number.isInteger(maxConcurrency) || maxConcurrency < 2 || maxConcurrency > 1000) {
     problems.push('maxConcurrency: must be 2-1000 (SQS event source MaximumConcurrency)');
   }
-  const timeout = props.batcherTimeout?.toSeconds() ?? 300;
+  const timeout = props.batcherTimeout?.toSeconds() ?? DEFAULTS.batcherTimeoutSeconds;
   if (timeout > 900) problems.push('batcherTimeout: at most 15 minutes');
-  if ((props.committerTimeout?.toSeconds() ?? 60) > 900)
+  if ((props.committerTimeout?.toSeconds() ?? DEFAULTS.committerTimeoutSeconds) > 900)
     problems.push('committerTimeout: at most 15 minutes');
-  const perMessage = props.backfill?.recordsPerMessage ?? 10;
+  const perMessage = props.backfill?.recordsPerMessage ?? DEFAULTS.backfill.recordsPerMessage;
   if (!Number.isInteger(perMessage) || perMessage < 1 || perMessage > 100)
     problems.push('backfill.recordsPerMessage: must be 1-100');
-  const steps = props.backfill?.stepsPerExecution ?? 1000;
+  const steps = props.backfill?.stepsPerExecution ?? DEFAULTS.backfill.stepsPerExecution;
   if (!Number.isInteger(steps) || steps < 1 || steps > 2000)
     problems.push('backfill.stepsPerExecution: must be 1-2000 (25,000 history events per execution)');
   if (props.reconcile) {
@@ -157,13 +158,13 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
     }
     const every = props.reconcile.every.toSeconds();
     const lookback = props.reconcile.lookback?.toSeconds();
-    const settle = props.reconcile.settle?.toSeconds() ?? 900;
+    const settle = props.reconcile.settle?.toSeconds() ?? DEFAULTS.reconcileSettleMinutes * 60;
     if (every < 60) problems.push('reconcile.every: at least 1 minute');
     if (lookback !== undefined && lookback <= every + settle)
       problems.push('reconcile.lookback: must exceed every + settle, or files fall between two runs');
   }
   problems.push(...bucketProblems(props));
-  const lease = props.leaseDuration?.toSeconds() ?? 600;
+  const lease = props.leaseDuration?.toSeconds() ?? DEFAULTS.leaseSeconds;
   if (lease <= timeout)
     problems.push(
       `leaseDuration (${lease}s) must exceed batcherTimeout (${timeout}s), or live batchers get fenced`,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULTS } from './defaults.ts';
 import { ConfigError } from './errors.ts';
 
 export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
@@ -33,9 +34,9 @@ export const pipelineConfigSchema = z.object({
   tables: z.array(tableConfigSchema).min(1, 'at least one table is required'),
   ignoreGlobs: z.array(z.string()).default([...DEFAULT_IGNORE_GLOBS]),
   /** How long a claim blocks other batchers; must exceed the batcher's timeout. */
-  leaseSeconds: z.number().int().positive().default(900),
+  leaseSeconds: z.number().int().positive().default(DEFAULTS.leaseSeconds),
   /** Parallel claim writes per invocation. */
-  claimConcurrency: z.number().int().min(1).max(512).default(64),
+  claimConcurrency: z.number().int().min(1).max(512).default(DEFAULTS.claimConcurrency),
 });
 
 export type TableConfig = z.infer<typeof tableConfigSchema>;

@@ -7,6 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { S3ObjectLister } from '../backfill/s3-lister.ts';
 import { SqsEnqueuer } from '../backfill/sqs-enqueuer.ts';
 import { configFromEnv, type PipelineConfig } from '../config.ts';
+import { DEFAULTS } from '../defaults.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
 import type { Log } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
@@ -110,13 +111,22 @@ export function backfillFromEnv(
     enqueuer: new SqsEnqueuer({
       client: base.clients.sqs,
       queueUrl: required(env, 'INLET_INGEST_QUEUE_URL'),
-      recordsPerMessage: positiveInt(env, 'INLET_BACKFILL_RECORDS_PER_MESSAGE', 10),
+      recordsPerMessage: positiveInt(
+        env,
+        'INLET_BACKFILL_RECORDS_PER_MESSAGE',
+        DEFAULTS.backfill.recordsPerMessage,
+      ),
     }),
     limits: {
-      pagesPerStep: positiveInt(env, 'INLET_BACKFILL_PAGES_PER_STEP', 20),
-      pageSize: Math.min(1000, positiveInt(env, 'INLET_BACKFILL_PAGE_SIZE', 1000)),
-      stepBudgetMs: positiveInt(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', 120) * 1000,
-      stepsPerExecution: positiveInt(env, 'INLET_BACKFILL_STEPS_PER_EXECUTION', 1000),
+      pagesPerStep: positiveInt(env, 'INLET_BACKFILL_PAGES_PER_STEP', DEFAULTS.backfill.pagesPerStep),
+      pageSize: Math.min(1000, positiveInt(env, 'INLET_BACKFILL_PAGE_SIZE', DEFAULTS.backfill.pageSize)),
+      stepBudgetMs:
+        positiveInt(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', DEFAULTS.backfill.stepBudgetSeconds) * 1000,
+      stepsPerExecution: positiveInt(
+        env,
+        'INLET_BACKFILL_STEPS_PER_EXECUTION',
+        DEFAULTS.backfill.stepsPerExecution,
+      ),
     },
   };
 }

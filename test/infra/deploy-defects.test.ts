@@ -6,6 +6,8 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { IngestionPipeline } from '../../infra/ingestion-pipeline.ts';
 import { InletStack } from '../../infra/inlet-stack.ts';
+import { parsePipelineConfig } from '../../shared/config.ts';
+import { DEFAULTS } from '../../shared/defaults.ts';
 import { cdkApp } from './cdk-app.ts';
 
 const app = cdkApp;
@@ -289,5 +291,21 @@ describe('sweeper (issue 10 item 3)', () => {
         ],
       },
     ]);
+  });
+});
+
+describe('one source for defaults', () => {
+  it("the functions' configuration carries the construct's default lease", () => {
+    const stack = new InletStack(cdkApp(), 'Defaults', { tables: [{ name: 'orders', prefix: 'orders/' }] });
+    const fns = Template.fromStack(stack).findResources('AWS::Lambda::Function');
+    const configs = Object.values(fns)
+      .map(
+        (f) => (f as { Properties: { Environment?: { Variables?: { INLET_CONFIG?: string } } } }).Properties,
+      )
+      .map((p) => p.Environment?.Variables?.INLET_CONFIG)
+      .filter((c): c is string => typeof c === 'string');
+    expect(configs.length).toBeGreaterThan(0);
+    for (const config of configs) expect(JSON.parse(config).leaseSeconds).toBe(DEFAULTS.leaseSeconds);
+    expect(parsePipelineConfig({ tables: [{ name: 'orders' }] }).leaseSeconds).toBe(DEFAULTS.leaseSeconds);
   });
 });
