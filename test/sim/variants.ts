@@ -1,0 +1,2 @@
+export const VARIANTS = {} as const;
+export type VariantName = keyof typeof VARIANTS;
