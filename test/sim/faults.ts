@@ -103,8 +103,9 @@ export class Aws {
     return 'ok';
   }
 
+  /** Simulated time runs 10x fast for Lambda timeouts (see world.ts), so slow calls are scaled alike. */
   private latency(): number {
-    return this.rng.chance(this.rates.slow) ? this.rng.int(1_000, 20_000) : this.rng.int(2, 40);
+    return this.rng.chance(this.rates.slow) ? this.rng.int(100, 2_000) : this.rng.int(2, 40);
   }
 
   /**

@@ -33,7 +33,7 @@ export interface SimResult {
   readonly files: number;
 }
 
-export const DEFAULT_WORKERS: Workers = { batchers: 3, committers: 2, sweepers: 1 };
+export const DEFAULT_WORKERS: Workers = { batchers: 3, committers: 3, sweepers: 1 };
 const FAULT_PHASE_MS = 400_000;
 
 interface Injection {
