@@ -5,9 +5,9 @@
 import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
 import type { BatchRecord, FileRef } from '../../shared/model.ts';
-import { markPossiblyApplied, type SdkError, sdkError } from './faults.ts';
 import type { Item } from './fakes/dynamo.ts';
 import { SimLedger } from './fakes/ledger.ts';
+import { markPossiblyApplied, type SdkError, sdkError } from './faults.ts';
 import type { SimOptions } from './simulate.ts';
 
 /** The SDK error as a classifier that knows nothing of earlier attempts would see it: one attempt, no marker. */
@@ -28,7 +28,8 @@ const marked = (error: unknown) => (error as SdkError | undefined)?.mayHaveBeenA
  * baseline rather than against main's own data-loss bug.
  */
 export function attemptAwareClassify(operation: string, error: unknown) {
-  if (marked(error)) return new UnknownOutcomeError(`${operation} failed; an earlier attempt may have been applied`, error);
+  if (marked(error))
+    return new UnknownOutcomeError(`${operation} failed; an earlier attempt may have been applied`, error);
   return classifyAwsError(operation, error);
 }
 
@@ -44,7 +45,11 @@ class AckBusyLedger extends SimLedger {
 
   override async claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult> {
     const result = await super.claimFile(file, batchId, leaseUntil);
-    if (result.kind === 'owned' && result.owner.batchId !== batchId && result.owner.leaseUntil > this.ctx.worker.now())
+    if (
+      result.kind === 'owned' &&
+      result.owner.batchId !== batchId &&
+      result.owner.leaseUntil > this.ctx.worker.now()
+    )
       this.busyOwners.add(`${file.table}#${result.owner.batchId}`);
     return result;
   }
@@ -85,7 +90,9 @@ export const VARIANTS = {
   'attempt-aware': { plumbing: baseline },
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
   'old-classification': {
-    plumbing: { classify: (operation: string, error: unknown) => classifyAwsError(operation, lastAttemptOnly(error)) },
+    plumbing: {
+      classify: (operation: string, error: unknown) => classifyAwsError(operation, lastAttemptOnly(error)),
+    },
   },
   'ack-busy': { plumbing: { ...baseline, ledger: (ctx) => new AckBusyLedger(ctx) } },
   'seal-unknown': { plumbing: { ...baseline, ledger: (ctx) => new SealUnknownLedger(ctx) } },
