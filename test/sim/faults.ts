@@ -3,6 +3,7 @@
  * which may be applied and answered, applied with the answer lost, refused with a 5xx, or throttled; only
  * the last attempt's error reaches the adapter. That is how a write can happen behind a 400 (issue 10 #1).
  */
+import { attemptMayHaveApplied, POSSIBLY_APPLIED } from '../../shared/errors.ts';
 import { never, type Rng, type Scheduler, type Worker } from './scheduler.ts';
 
 export type Service = 'dynamodb' | 's3' | 'sqs' | 'events';
@@ -48,16 +49,16 @@ const RETRIED_NAMES = new Set([
   'InternalServerError',
   'ServiceUnavailable',
 ]);
-const THROTTLE_NAMES = new Set(Object.values(THROTTLE).map(([name]) => name));
 const retried = (e: SdkError) =>
   RETRIED_NAMES.has(e.name) || [500, 502, 503, 504].includes(e.$metadata.httpStatusCode ?? 0);
 
 /**
- * How the attempt-tracking middleware marks a final error whose earlier attempts may have been applied.
- * Until main exports its marker this is the only signal a classifier could use besides $metadata.attempts.
+ * What shared/aws/attempts.ts (the attempt-tracking middleware) does to the error a call finally throws:
+ * POSSIBLY_APPLIED = whether any attempt's own error left room for an applied write, judged by main's
+ * attemptMayHaveApplied. The simulation sets it exactly so, so main's classifyAwsError runs as on AWS.
  */
-export const markPossiblyApplied = (error: SdkError): void => {
-  error.mayHaveBeenApplied = true;
+export const markAttempts = (error: SdkError, possiblyApplied: boolean): void => {
+  error[POSSIBLY_APPLIED] = possiblyApplied;
 };
 
 export interface FaultRates {
@@ -74,9 +75,25 @@ export interface FaultRates {
    * (issue 10 #1) a common path instead of a one-in-a-million one.
    */
   burst: number;
+  /**
+   * Fraction of simulated time a service spends in a throttling storm (a hot partition, a new on-demand
+   * table scaling up): minutes on AWS, seconds here. While it lasts most attempts are throttled and some
+   * are applied but time out, so even the use cases' own retries run out.
+   */
+  storms: number;
 }
 
-export const NO_FAULTS: FaultRates = { appliedLost: 0, refused5xx: 0, throttled: 0, slow: 0, burst: 0 };
+export const NO_FAULTS: FaultRates = {
+  appliedLost: 0,
+  refused5xx: 0,
+  throttled: 0,
+  slow: 0,
+  burst: 0,
+  storms: 0,
+};
+
+const STORM_MS = 8_000;
+const PARTITIONS = 4;
 
 type Kind = 'ok' | 'lost' | 'refused' | 'throttled';
 
@@ -93,7 +110,31 @@ export class Aws {
     this.rates = rates;
   }
 
-  private kind(afterFailure: boolean): Kind {
+  /** Storm windows per service, drawn lazily per STORM_MS slot so one seed always has the same ones. */
+  private readonly stormSlots = new Map<string, number | undefined>();
+
+  /**
+   * Whether this call lands on a throttled partition now. DynamoDB throttles per partition: a storm hits one
+   * of PARTITIONS hash ranges of the keys (the op label names the key), the others go on; other services
+   * throttle as a whole.
+   */
+  private storming(service: Service, op: string): boolean {
+    const slot = `${service}#${Math.floor(this.scheduler.now / STORM_MS)}`;
+    if (!this.stormSlots.has(slot))
+      this.stormSlots.set(slot, this.rng.chance(this.rates.storms) ? this.rng.int(0, PARTITIONS - 1) : undefined);
+    const hot = this.stormSlots.get(slot);
+    if (hot === undefined) return false;
+    if (service !== 'dynamodb') return true;
+    let hash = 0;
+    for (let i = 0; i < op.length; i++) hash = (hash * 31 + op.charCodeAt(i)) >>> 0;
+    return hash % PARTITIONS === hot;
+  }
+
+  private kind(service: Service, op: string, afterFailure: boolean): Kind {
+    if (this.rates.storms > 0 && this.storming(service, op)) {
+      // Overload: refused, except a few requests that get through and time out on the way back.
+      return this.rng.chance(0.85) ? 'throttled' : 'lost';
+    }
     if (afterFailure && this.rng.chance(this.rates.burst)) return 'throttled';
     const r = this.rng.next();
     const { appliedLost, refused5xx, throttled } = this.rates;
@@ -120,7 +161,7 @@ export class Aws {
     for (let attempt = 1; ; attempt++) {
       // The request travels on its own: it reaches the service even if its worker dies meanwhile.
       await this.scheduler.sleep(undefined, this.latency());
-      const kind = this.kind(attempt > 1);
+      const kind = this.kind(service, op, attempt > 1);
       let error: SdkError;
       if (kind === 'throttled') {
         const [name, status] = THROTTLE[service];
@@ -148,17 +189,15 @@ export class Aws {
               : sdkError('InternalServerError', 500)
             : (thrown as SdkError);
       }
-      // The middleware cannot know the truth, only that a 5xx or a timeout may hide an applied write.
-      if (error.name === 'TimeoutError' || (error.$metadata.httpStatusCode ?? 0) >= 500) {
-        if (!THROTTLE_NAMES.has(error.name)) possiblyApplied = true;
-      }
+      // The middleware cannot know the truth, only what each attempt's error allows.
+      possiblyApplied ||= attemptMayHaveApplied(error);
       this.scheduler.log(
         `${worker.name} ${op} #${attempt} ${kind === 'lost' ? 'APPLIED+' : ''}${error.name}`,
       );
       if (this.scheduler.halted(worker)) return never;
       if (!retried(error) || attempt >= max) {
         error.$metadata = { ...error.$metadata, attempts: attempt, totalRetryDelay: delay };
-        if (possiblyApplied) markPossiblyApplied(error);
+        markAttempts(error, possiblyApplied);
         throw error;
       }
       // Standard mode: full-jitter exponential backoff, base 100 ms (20 s cap never reached in 4 tries).

@@ -6,7 +6,7 @@
 import { Router } from '../../shared/routing.ts';
 import { s3Record } from '../support/events.ts';
 import { checkLiveness, checkSafety, type Expected, wedged } from './checks.ts';
-import { Fleet, type MakeIngest, type Role } from './workers.ts';
+import { Fleet, type Role } from './workers.ts';
 import { CONFIG, type Plumbing, World } from './world.ts';
 
 export interface Workers {
@@ -19,7 +19,6 @@ export interface SimOptions {
   readonly seed: number;
   readonly workers?: Workers;
   readonly plumbing?: Plumbing;
-  readonly makeIngest?: MakeIngest;
   /** Simulated time allowed after the faults stop before an unfinished pipeline counts as stuck. */
   readonly settleMs?: number;
 }
@@ -101,7 +100,7 @@ function plan(world: World): { injections: Injection[]; expected: Expected } {
 export async function simulate(options: SimOptions): Promise<SimResult> {
   const world = new World(options.seed, options.plumbing);
   const { scheduler } = world;
-  const fleet = new Fleet(world, options.makeIngest);
+  const fleet = new Fleet(world);
   const { injections, expected } = plan(world);
   const ordered = injections;
   let injected = 0;

@@ -7,7 +7,7 @@ import type { ClaimResult } from '../../shared/ledger/ledger.ts';
 import type { BatchRecord, FileRef } from '../../shared/model.ts';
 import type { Item } from './fakes/dynamo.ts';
 import { SimLedger } from './fakes/ledger.ts';
-import { markPossiblyApplied, type SdkError, sdkError } from './faults.ts';
+import { type SdkError, sdkError } from './faults.ts';
 import type { SimOptions } from './simulate.ts';
 
 /** The SDK error as a classifier that knows nothing of earlier attempts would see it: one attempt, no marker. */
@@ -18,26 +18,6 @@ function lastAttemptOnly(error: unknown): unknown {
   plain.message = e.message;
   return plain;
 }
-
-const marked = (error: unknown) => (error as SdkError | undefined)?.mayHaveBeenApplied === true;
-
-/**
- * The classification issue 10 #1 asks for: an error whose earlier attempts may have been applied has an
- * unknown outcome, whatever the last attempt said. True of main's classifyAwsError once the lead's fix
- * lands; until then this wrapper stands in for it, so the variants below are judged against a correct
- * baseline rather than against main's own data-loss bug.
- */
-export function attemptAwareClassify(operation: string, error: unknown) {
-  if (marked(error))
-    return new UnknownOutcomeError(`${operation} failed; an earlier attempt may have been applied`, error);
-  return classifyAwsError(operation, error);
-}
-
-const probe = sdkError('ThrottlingException', 400);
-probe.$metadata.attempts = 3;
-markPossiblyApplied(probe);
-/** Whether main's own classifier already treats "applied, then throttled" as unknown. */
-export const mainClassifiesAttempts = classifyAwsError('probe', probe) instanceof UnknownOutcomeError;
 
 /** (b) A claim held by a live batch that is not sealed yet is reported as a duplicate of a sealed one. */
 class AckBusyLedger extends SimLedger {
@@ -80,23 +60,17 @@ class NoSealedCheckLedger extends SimLedger {
   }
 }
 
-const baseline = { classify: attemptAwareClassify };
-
-/**
- * `attempt-aware` is not broken: it is main with issue 10 #1 fixed (main itself once it is). The others
- * each break one rule on top of it.
- */
+/** Each variant breaks one rule of main's protocol; everything else is main's own code. */
 export const VARIANTS = {
-  'attempt-aware': { plumbing: baseline },
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
   'old-classification': {
     plumbing: {
       classify: (operation: string, error: unknown) => classifyAwsError(operation, lastAttemptOnly(error)),
     },
   },
-  'ack-busy': { plumbing: { ...baseline, ledger: (ctx) => new AckBusyLedger(ctx) } },
-  'seal-unknown': { plumbing: { ...baseline, ledger: (ctx) => new SealUnknownLedger(ctx) } },
-  'no-sealed-check': { plumbing: { ...baseline, ledger: (ctx) => new NoSealedCheckLedger(ctx) } },
+  'ack-busy': { plumbing: { ledger: (ctx) => new AckBusyLedger(ctx) } },
+  'seal-unknown': { plumbing: { ledger: (ctx) => new SealUnknownLedger(ctx) } },
+  'no-sealed-check': { plumbing: { ledger: (ctx) => new NoSealedCheckLedger(ctx) } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
 
 export type VariantName = keyof typeof VARIANTS;

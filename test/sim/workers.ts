@@ -4,8 +4,9 @@
  * timeout, and a fresh instance takes the slot.
  */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
-import { IngestBatch, type IngestDeps } from '../../shared/usecases/ingest-batch.ts';
+import type { RetryScheduler } from '../../shared/storage/sqs-retry-scheduler.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
 import type { Received } from './fakes/sqs.ts';
 import { Worker } from './scheduler.ts';
@@ -13,18 +14,12 @@ import { TIMING, type World } from './world.ts';
 
 export type Role = 'batcher' | 'committer' | 'sweeper';
 
-/** A variant may replace the batcher's use case (e.g. an IngestBatch subclass). */
-export type MakeIngest = (deps: IngestDeps) => Pick<IngestBatch, 'handle'>;
-
 export class Fleet {
   /** Invocations running now, so the end of the run can tell "idle" from "stuck". */
   busy = 0;
   private incarnations = 0;
 
-  constructor(
-    private readonly world: World,
-    private readonly makeIngest: MakeIngest = (deps) => new IngestBatch(deps),
-  ) {
+  constructor(private readonly world: World) {
     world.scheduler.onCrash = (worker) => {
       this.busy -= 1;
       // Lambda starts another instance for the next poll.
@@ -62,19 +57,31 @@ export class Fleet {
       if (received.length === 0) continue;
       scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.messageId).join(',')}`);
       await this.invoke(worker, TIMING.batcherTimeoutMs, async () => {
-        const deps = { ...this.world.ports(worker), newBatchId: this.world.newBatchId };
-        const result = await this.makeIngest(deps).handle(
-          received.map(({ message }) => ({
-            messageId: message.messageId,
-            body: message.body,
-            sentAt: new Date(message.sentAt).toISOString(),
-          })),
-        );
-        const failed = new Set(result.failedMessageIds);
+        const handler = makeBatcherHandler({
+          ...this.world.ports(worker),
+          newBatchId: this.world.newBatchId,
+          retries: this.retries(worker),
+        });
+        const response = await handler(sqsEvent(received, 'ingest'), {
+          getRemainingTimeInMillis: () => worker.deadline - scheduler.now,
+        });
+        const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
         for (const r of received) if (!failed.has(r.message.messageId)) ingest.delete(r);
       });
     }
+  }
+
+  /** ChangeMessageVisibilityBatch on the ingest queue, through the SDK fault model like any call. */
+  private retries(worker: Worker): RetryScheduler {
+    const { aws, ingest } = this.world;
+    return {
+      retryLater: async (messages) => {
+        await aws.send(worker, 'sqs', 'changeVisibility', () => {
+          for (const m of messages) ingest.changeVisibility(Number(m.receiptHandle), m.seconds * 1000);
+        });
+      },
+    };
   }
 
   private async committer(worker: Worker): Promise<void> {
@@ -86,7 +93,7 @@ export class Fleet {
       scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.body).join(' ')}`);
       await this.invoke(worker, TIMING.committerTimeoutMs, async () => {
         const handler = makeCommitterHandler(this.world.ports(worker));
-        const response = await handler(sqsEvent(received));
+        const response = await handler(sqsEvent(received, 'commit.fifo'));
         const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
         for (const r of received) if (!failed.has(r.message.messageId)) commits.delete(r);
@@ -107,7 +114,7 @@ export class Fleet {
   }
 }
 
-function sqsEvent(received: readonly Received[]): SQSEvent {
+function sqsEvent(received: readonly Received[], queue: string): SQSEvent {
   return {
     Records: received.map(
       ({ message }) =>
@@ -123,7 +130,7 @@ function sqsEvent(received: readonly Received[]): SQSEvent {
           messageAttributes: {},
           md5OfBody: '',
           eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:commit.fifo',
+          eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${queue}`,
           awsRegion: 'us-east-1',
         }) as unknown as SQSRecord,
     ),

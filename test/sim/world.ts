@@ -10,7 +10,7 @@ import { DynamoTable } from './fakes/dynamo.ts';
 import { type Classify, SimLedger } from './fakes/ledger.ts';
 import { S3Bucket, SimBatchStore } from './fakes/s3.ts';
 import { EventBus, SimCommitQueue, SimEventPublisher, SqsQueue } from './fakes/sqs.ts';
-import { Aws, type FaultRates } from './faults.ts';
+import { Aws, type FaultRates, NO_FAULTS } from './faults.ts';
 import { Rng, Scheduler, type Worker } from './scheduler.ts';
 
 export const TIMING = {
@@ -40,6 +40,7 @@ export const FAULTS: FaultRates = {
   throttled: 0.04,
   slow: 0.02,
   burst: 0.6,
+  storms: 0.08,
 };
 
 /** What a broken variant changes; everything else is the product's own code. */
@@ -94,7 +95,7 @@ export class World {
 
   stopFaults(): void {
     this.faultsOn = false;
-    this.aws.rates = { appliedLost: 0, refused5xx: 0, throttled: 0, slow: 0, burst: 0 };
+    this.aws.rates = NO_FAULTS;
   }
 
   newBatchId = (): string => `B${String(++this.batchSeq).padStart(4, '0')}`;
@@ -110,6 +111,9 @@ export class World {
       events: new SimEventPublisher({ bus: this.bus, aws: this.aws, worker, classify }),
       config: CONFIG,
       now: worker.now,
+      // Backoff inside the use cases waits on the simulated clock, where the worker may crash.
+      sleep: (ms: number) => this.scheduler.sleep(worker, ms),
+      random: () => this.rng.next(),
       log: this.log(worker),
       metrics,
     };

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type SimOptions, simulate } from '../sim/simulate.ts';
-import { attemptAwareClassify, mainClassifiesAttempts, VARIANTS, type VariantName } from '../sim/variants.ts';
-
-// Until main's classifyAwsError honours the attempt marker (issue 10 #1), the seeds run with a stand-in
-// that does; once it does, main's own classifier is what runs here.
-const mainAsFixed: Pick<SimOptions, 'plumbing'> = mainClassifiesAttempts
-  ? {}
-  : { plumbing: { classify: attemptAwareClassify } };
+import { simulate } from '../sim/simulate.ts';
+import { VARIANTS, type VariantName } from '../sim/variants.ts';
 
 async function firstCaught(variant: VariantName, maxSeeds: number) {
   for (let seed = 1; seed <= maxSeeds; seed++) {
@@ -19,7 +13,7 @@ async function firstCaught(variant: VariantName, maxSeeds: number) {
 describe('deterministic simulation', () => {
   it('holds I1-I5 on seeds 1-20: every file committed once, nothing dead-lettered, no table wedged', async () => {
     for (let seed = 1; seed <= 20; seed++) {
-      const result = await simulate({ seed, ...mainAsFixed });
+      const result = await simulate({ seed });
       expect(result.violations, `seed ${seed}: npm run test:sim -- --seeds 1 --seed ${seed}`).toEqual([]);
       expect(result.files).toBeGreaterThan(0);
     }
@@ -40,7 +34,7 @@ describe('deterministic simulation', () => {
     async (seed) => {
       const broken = await simulate({ seed, ...VARIANTS['old-classification'] });
       expect(broken.violations.join('\n')).toMatch(/^I2: .* in no manifest .*batch COMMITTED/m);
-      const fixed = await simulate({ seed, ...mainAsFixed });
+      const fixed = await simulate({ seed });
       expect(fixed.violations).toEqual([]);
     },
   );

@@ -7,12 +7,13 @@ import { classifyAwsError, type InletError } from '../../../shared/errors.ts';
 import { batchKey, fileKey, parseFilePk, quarantineKey, tableKey } from '../../../shared/ledger/keys.ts';
 import type {
   ClaimResult,
+  FenceResult,
   FileEntry,
   FinalizeResult,
   Ledger,
+  MoveResult,
   SealRequest,
   SealResult,
-  TakeoverResult,
 } from '../../../shared/ledger/ledger.ts';
 import type {
   BatchRecord,
@@ -94,45 +95,51 @@ export class SimLedger implements Ledger {
     return item ? toBatch(item) : undefined;
   }
 
-  async takeOver(
+  async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
+    try {
+      await this.send(`fenceBatch ${table}/${batchId} by ${byBatchId}`, () =>
+        this.ctx.db.write({
+          key: batchKey(table, batchId),
+          condition: (old) => old === undefined || old.state === 'ABORTED',
+          write: () => ({ table, batchId, state: 'ABORTED', abortedBy: byBatchId }),
+          returnOldOnFailure: true,
+        }),
+      );
+      return { kind: 'fenced' };
+    } catch (error) {
+      if (named(error, 'ConditionalCheckFailedException')) {
+        const old = (error as { Item?: Item }).Item;
+        const batch = old ? toBatch(old) : await this.getBatch(table, batchId);
+        if (batch && batch.state !== 'ABORTED') return { kind: 'batch-live', batch };
+      }
+      throw this.classify('fence batch', error);
+    }
+  }
+
+  async moveFile(
     file: FileRef,
     fromBatchId: string,
     toBatchId: string,
     leaseUntil: number,
-  ): Promise<TakeoverResult> {
+  ): Promise<MoveResult> {
     try {
-      await this.send(`takeOver ${file.table}/${file.key} ${fromBatchId}->${toBatchId}`, () =>
-        this.ctx.db.transact(
-          [
-            {
-              key: batchKey(file.table, fromBatchId),
-              condition: (old) => old === undefined || old.state === 'ABORTED',
-              write: () => ({
-                table: file.table,
-                batchId: fromBatchId,
-                state: 'ABORTED',
-                abortedBy: toBatchId,
-              }),
-              returnOldOnFailure: true,
-            },
-            {
-              key: fileKey(file.table, file.identity),
-              condition: (old) => old?.batchId === fromBatchId,
-              write: (old) => ({ ...old, batchId: toBatchId, leaseUntil, takenFrom: fromBatchId }),
-            },
-          ],
-          this.holdMs(),
-        ),
+      await this.send(`moveFile ${file.table}/${file.key} ${fromBatchId}->${toBatchId}`, () =>
+        this.ctx.db.write({
+          key: fileKey(file.table, file.identity),
+          condition: (old) => old?.batchId === fromBatchId,
+          write: (old) => ({ ...old, batchId: toBatchId, leaseUntil, takenFrom: fromBatchId }),
+          returnOldOnFailure: true,
+        }),
       );
-      return { kind: 'taken' };
+      return { kind: 'moved' };
     } catch (error) {
-      if (named(error, 'TransactionCanceledException')) {
-        const [batchReason, fileReason] = reasons(error);
-        if (batchReason?.Code === 'ConditionalCheckFailed' && batchReason.Item)
-          return { kind: 'batch-live', batch: toBatch(batchReason.Item) };
-        if (fileReason?.Code === 'ConditionalCheckFailed') return { kind: 'owner-changed' };
-      }
-      throw this.classify('take over file', error);
+      const old = (error as { Item?: Item }).Item;
+      if (named(error, 'ConditionalCheckFailedException') && old)
+        return {
+          kind: 'owned',
+          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+        };
+      throw this.classify('move file', error);
     }
   }
 

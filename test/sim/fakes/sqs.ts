@@ -107,6 +107,12 @@ export class SqsQueue {
     this.messages = this.messages.filter((m) => m !== received.message);
   }
 
+  /** ChangeMessageVisibility: only the latest receipt handle of a message still in flight counts. */
+  changeVisibility(receipt: number, ms: number): void {
+    const m = this.messages.find((x) => x.receipt === receipt);
+    if (m && m.visibleAt > this.scheduler.now) m.visibleAt = this.scheduler.now + ms;
+  }
+
   get size(): number {
     return this.messages.length;
   }
