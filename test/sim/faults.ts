@@ -121,7 +121,10 @@ export class Aws {
   private storming(service: Service, op: string): boolean {
     const slot = `${service}#${Math.floor(this.scheduler.now / STORM_MS)}`;
     if (!this.stormSlots.has(slot))
-      this.stormSlots.set(slot, this.rng.chance(this.rates.storms) ? this.rng.int(0, PARTITIONS - 1) : undefined);
+      this.stormSlots.set(
+        slot,
+        this.rng.chance(this.rates.storms) ? this.rng.int(0, PARTITIONS - 1) : undefined,
+      );
     const hot = this.stormSlots.get(slot);
     if (hot === undefined) return false;
     if (service !== 'dynamodb') return true;

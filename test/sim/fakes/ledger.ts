@@ -30,9 +30,6 @@ export type Classify = (operation: string, error: unknown) => InletError;
 
 const toBatch = (item: Item): BatchRecord => item as unknown as BatchRecord;
 const named = (error: unknown, name: string) => (error as SdkError | undefined)?.name === name;
-type Reasons = Array<{ Code: string; Item?: Item }>;
-const reasons = (error: unknown): Reasons =>
-  (error as { CancellationReasons?: Reasons }).CancellationReasons ?? [];
 
 export interface LedgerContext {
   readonly db: DynamoTable;
