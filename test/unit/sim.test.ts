@@ -1,4 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import {
+  classifyAwsError,
+  POSSIBLY_APPLIED,
+  ThrottledError,
+  UnknownOutcomeError,
+} from '../../shared/errors.ts';
+import { Aws, type SdkError } from '../sim/faults.ts';
+import { Rng, Scheduler, Worker } from '../sim/scheduler.ts';
 import { simulate } from '../sim/simulate.ts';
 import { VARIANTS, type VariantName } from '../sim/variants.ts';
 
@@ -10,6 +18,34 @@ async function firstCaught(variant: VariantName, maxSeeds: number, expected: Reg
   }
   return undefined;
 }
+
+describe('the SDK fault model', () => {
+  it('applied on attempt 1 behind a 500, throttled after: the write happened, the error is a throttle marked possibly applied', async () => {
+    const scheduler = new Scheduler(new Rng(1));
+    const rates = { appliedLost: 1, refused5xx: 0, throttled: 0, slow: 0, burst: 1, storms: 0 };
+    const aws = new Aws(scheduler, new Rng(2), rates);
+    let writes = 0;
+    const call = aws.send(new Worker('w', 0, scheduler), 'dynamodb', 'claim', () => {
+      writes += 1;
+    });
+    const settled = call.then(
+      () => undefined,
+      (error: SdkError) => error,
+    );
+    while (await scheduler.step());
+    const error = await settled;
+
+    expect(writes).toBe(1);
+    expect(error?.name).toBe('ProvisionedThroughputExceededException');
+    expect(error?.$metadata).toMatchObject({ httpStatusCode: 400, attempts: 4 });
+    expect(error?.[POSSIBLY_APPLIED]).toBe(true);
+    expect(classifyAwsError('claim', error)).toBeInstanceOf(UnknownOutcomeError);
+    const { [POSSIBLY_APPLIED]: _, ...lastAttemptOnly } = error as SdkError;
+    expect(
+      classifyAwsError('claim', { ...lastAttemptOnly, $metadata: { httpStatusCode: 400 } }),
+    ).toBeInstanceOf(ThrottledError);
+  });
+});
 
 describe('deterministic simulation', () => {
   it('holds I1-I5 on seeds 1-20: every file committed once, nothing dead-lettered, no table wedged', async () => {
