@@ -24,14 +24,14 @@ function manifests(world: World, table: string): Manifest[] {
     .sort((a, b) => a.version - b.version);
 }
 
-/** Where each file of a table is committed: `${table}#${identity}` -> versions. */
-export function committedVersions(world: World): Map<string, number[]> {
-  const where = new Map<string, number[]>();
+/** Where each file of a table is committed: `${table}#${identity}` -> `v<version> (<batch>)`. */
+export function committedVersions(world: World): Map<string, string[]> {
+  const where = new Map<string, string[]>();
   for (const table of CONFIG.tables) {
     for (const manifest of manifests(world, table.name)) {
       for (const file of manifest.files) {
         const id = `${table.name}#${fileIdentity(table, file)}`;
-        where.set(id, [...(where.get(id) ?? []), manifest.version]);
+        where.set(id, [...(where.get(id) ?? []), `v${manifest.version} (${manifest.batchIds.join(',')})`]);
       }
     }
   }
@@ -42,7 +42,7 @@ export function checkSafety(world: World): string[] {
   const violations: string[] = [];
   for (const [id, versions] of committedVersions(world)) {
     if (versions.length > 1)
-      violations.push(`I1: ${id} committed ${versions.length} times: v${versions.join(', v')}`);
+      violations.push(`I1: ${id} committed ${versions.length} times: ${versions.join(', ')}`);
   }
   for (const table of CONFIG.tables) {
     const versions = manifests(world, table.name).map((m) => m.version);
