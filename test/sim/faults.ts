@@ -163,7 +163,7 @@ export class Aws {
     let delay = 0;
     for (let attempt = 1; ; attempt++) {
       // The request travels on its own: it reaches the service even if its worker dies meanwhile.
-      await this.scheduler.sleep(undefined, this.latency());
+      await this.scheduler.sleep(undefined, this.latency(), worker);
       const kind = this.kind(service, op, attempt > 1);
       let error: SdkError;
       if (kind === 'throttled') {

@@ -52,7 +52,10 @@ export class Worker {
 interface Parked {
   readonly at: number;
   readonly tie: number;
+  /** Whose code resumes: a crashed worker's never does. */
   readonly worker: Worker | undefined;
+  /** On whose behalf (a request in flight belongs to its worker but lands even if it crashed). */
+  readonly owner: Worker | undefined;
   readonly resume: () => void;
 }
 
@@ -75,11 +78,14 @@ export class Scheduler {
     if (this.trace.length > 4000) this.trace.splice(0, 1000);
   }
 
+  /** The worker whose code runs now (until its next park): product code that sleeps sleeps as it. */
+  current: Worker | undefined;
+
   /** Parks the caller until `ms` of simulated time have passed (and the scheduler picks it). */
-  sleep(worker: Worker | undefined, ms: number): Promise<void> {
+  sleep(worker: Worker | undefined, ms: number, owner: Worker | undefined = worker): Promise<void> {
     return new Promise((resume) => {
       // Ties broken at random: two calls due at once may complete in either order.
-      this.parked.push({ at: this.now + Math.max(0, ms), tie: this.rng.next(), worker, resume });
+      this.parked.push({ at: this.now + Math.max(0, ms), tie: this.rng.next(), worker, owner, resume });
     });
   }
 
@@ -114,6 +120,7 @@ export class Scheduler {
     this.now = Math.max(this.now, next.at);
     this.steps += 1;
     if (next.worker && this.halted(next.worker)) return true;
+    this.current = next.owner;
     next.resume();
     // Microtasks (the use case's code up to its next port call) all run before an immediate.
     await new Promise<void>((r) => setImmediate(r));

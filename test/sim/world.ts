@@ -103,17 +103,25 @@ export class World {
   /** The ports as one worker's Lambda sees them. */
   ports(worker: Worker) {
     const { classify } = this.plumbing;
-    const ledgerCtx = { db: this.db, aws: this.aws, worker, classify };
+    const sleep = (ms: number) => this.scheduler.sleep(worker, ms);
+    const random = () => this.rng.next();
+    const ledgerCtx = { db: this.db, aws: this.aws, worker, classify, sleep, random };
     return {
       ledger: this.plumbing.ledger?.(ledgerCtx) ?? new SimLedger(ledgerCtx),
       store: new SimBatchStore({ bucket: this.bucket, aws: this.aws, worker, classify }),
-      commitQueue: new SimCommitQueue({ queue: this.commits, aws: this.aws, worker, classify }),
+      commitQueue: new SimCommitQueue({
+        queue: this.commits,
+        aws: this.aws,
+        worker,
+        classify,
+        faulty: () => this.faultsOn,
+      }),
       events: new SimEventPublisher({ bus: this.bus, aws: this.aws, worker, classify }),
       config: CONFIG,
       now: worker.now,
       // Backoff inside the use cases waits on the simulated clock, where the worker may crash.
-      sleep: (ms: number) => this.scheduler.sleep(worker, ms),
-      random: () => this.rng.next(),
+      sleep,
+      random,
       log: this.log(worker),
       metrics,
     };

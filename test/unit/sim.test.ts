@@ -69,7 +69,7 @@ describe('deterministic simulation', () => {
   // storm that outlasts those re-issues to expose a classifier that looks at the last attempt only. These
   // seeds do; if the simulator changes, re-record them from
   // `npm run test:sim -- --seeds 400 --variant old-classification`.
-  it.each([112, 236, 364])(
+  it.each([132, 145, 281])(
     'regression seed %i: a claim applied, then throttled, loses a file under last-attempt classification, not on main',
     async (seed) => {
       const broken = await simulate({ seed, ...VARIANTS['old-classification'] });
@@ -79,12 +79,18 @@ describe('deterministic simulation', () => {
     },
   );
 
-  // A simulator that passes broken code is a defect: each variant breaks one rule of the protocol.
+  // A simulator that passes broken code is a defect: each variant breaks one rule of the protocol. (The
+  // first, last-attempt classification, is caught by the regression seeds above: its first seed is 132.)
   it.each([
-    { variant: 'old-classification', expected: /^I2: .*batch COMMITTED/m, bound: 150 },
     { variant: 'ack-busy', expected: /^I2: /m, bound: 100 },
     { variant: 'seal-unknown', expected: /^I2: .*batch COMMITTED/m, bound: 100 },
-    { variant: 'no-sealed-check', expected: /^I1: .* committed 2 times/m, bound: 100 },
+    // Main now checks the manifest ahead of the head before reserving, so a second reservation for a
+    // committed batch mostly wedges its table (the pending version can never finalize) instead of forking it.
+    {
+      variant: 'no-sealed-check',
+      expected: /^(I1: .* committed 2 times|I5: TABLE#.* keeps pending)/m,
+      bound: 100,
+    },
   ] as const)(
     'catches the broken variant $variant within $bound seeds',
     async ({ variant, expected, bound }) => {

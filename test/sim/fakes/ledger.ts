@@ -3,7 +3,13 @@
  * the same conditions, the same mapping of SDK errors (through a classifier, the real one by default).
  * Every call goes through the SDK fault model on behalf of one worker.
  */
-import { classifyAwsError, type InletError } from '../../../shared/errors.ts';
+import {
+  classifyAwsError,
+  type InletError,
+  isThrottle,
+  mayHaveBeenApplied,
+  UnknownOutcomeError,
+} from '../../../shared/errors.ts';
 import { batchKey, fileKey, parseFilePk, quarantineKey, tableKey } from '../../../shared/ledger/keys.ts';
 import type {
   ClaimResult,
@@ -12,6 +18,7 @@ import type {
   FinalizeResult,
   Ledger,
   MoveResult,
+  SealedIndexKey,
   SealRequest,
   SealResult,
 } from '../../../shared/ledger/ledger.ts';
@@ -36,6 +43,19 @@ export interface LedgerContext {
   readonly aws: Aws;
   readonly worker: Worker;
   readonly classify?: Classify;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly random: () => number;
+}
+
+const TRANSIENT_REASONS = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+function cancelledTransiently(error: unknown): boolean {
+  const reasons = (error as { CancellationReasons?: Array<{ Code: string }> }).CancellationReasons ?? [];
+  const codes = reasons.map((r) => r.Code);
+  return codes.some((c) => TRANSIENT_REASONS.has(c)) && !codes.includes('ConditionalCheckFailed');
 }
 
 export class SimLedger implements Ledger {
@@ -53,6 +73,25 @@ export class SimLedger implements Ledger {
       return await this.send(op, apply);
     } catch (error) {
       throw this.classify(op, error);
+    }
+  }
+
+  /**
+   * As the adapter's `transact`: a cancellation that is only conflicts or throttles, or a throttle no
+   * attempt of which may have applied, is retried with full jitter (5 attempts); the sleep is simulated.
+   */
+  private async transact(op: string, apply: () => void): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.send(op, apply);
+        return;
+      } catch (error) {
+        const transient = named(error, 'TransactionCanceledException')
+          ? cancelledTransiently(error)
+          : isThrottle(error) && !mayHaveBeenApplied(error);
+        if (!transient || attempt >= 5) throw error;
+        await this.ctx.sleep(this.ctx.random() * Math.min(1000, 25 * 2 ** attempt));
+      }
     }
   }
 
@@ -179,7 +218,7 @@ export class SimLedger implements Ledger {
 
   async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
     try {
-      await this.send(`reserveVersion ${table} v${pending.version} for ${pending.batchId}`, () =>
+      await this.transact(`reserveVersion ${table} v${pending.version} for ${pending.batchId}`, () =>
         this.ctx.db.transact(
           [
             {
@@ -196,7 +235,11 @@ export class SimLedger implements Ledger {
       return true;
     } catch (error) {
       if (named(error, 'TransactionCanceledException')) return false;
-      throw this.classify('reserve version', error);
+      const failure = this.classify('reserve version', error);
+      if (!(failure instanceof UnknownOutcomeError)) throw failure;
+      // Maybe applied: the table says (as the adapter does).
+      const now = await this.getTable(table);
+      return now.pending?.batchId === pending.batchId && now.pending.version === pending.version;
     }
   }
 
@@ -207,7 +250,7 @@ export class SimLedger implements Ledger {
   ): Promise<FinalizeResult> {
     const now = new Date(this.ctx.worker.now()).toISOString();
     try {
-      await this.send(`finalizeCommit ${table} v${pending.version} ${pending.batchId}`, () =>
+      await this.transact(`finalizeCommit ${table} v${pending.version} ${pending.batchId}`, () =>
         this.ctx.db.transact(
           [
             {
@@ -247,22 +290,38 @@ export class SimLedger implements Ledger {
       );
       return 'committed';
     } catch (error) {
-      if (named(error, 'TransactionCanceledException')) {
+      const failure = this.classify('finalize commit', error);
+      if (named(error, 'TransactionCanceledException') || failure instanceof UnknownOutcomeError) {
         const batch = await this.getBatch(table, pending.batchId);
         if (batch?.state === 'COMMITTED' && batch.version === pending.version) return 'already-committed';
       }
-      throw this.classify('finalize commit', error);
+      throw failure;
     }
   }
 
   async markPublished(table: string, batchId: string, at: string): Promise<void> {
-    await this.call('mark published', () =>
+    await this.call(`markPublished ${table}/${batchId}`, () =>
       this.ctx.db.write({
         key: batchKey(table, batchId),
-        condition: (old) => old !== undefined,
-        write: (old) => ({ ...old, publishedAt: at }),
+        condition: (old) => old?.state === 'COMMITTED',
+        write: (old) => {
+          const { sealedTable: _, ...rest } = old ?? {};
+          return { ...rest, publishedAt: at };
+        },
       }),
     );
+  }
+
+  async scanSealedIndex(page: { readonly startKey?: SealedIndexKey; readonly limit?: number }) {
+    // One page holds everything: the simulation's index is small.
+    const batches = await this.call('scan sealed index', () =>
+      this.ctx.db
+        .all()
+        .filter((i) => i.sealedTable !== undefined)
+        .slice(0, page.limit ?? Number.POSITIVE_INFINITY)
+        .map(toBatch),
+    );
+    return { batches };
   }
 
   async listSealedBatches(table: string, sealedBefore: number): Promise<BatchRecord[]> {

@@ -6,6 +6,7 @@
 import { classifyAwsError } from '../../../shared/errors.ts';
 import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../../../shared/manifest.ts';
 import type { BatchStore, PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
+import { StagedListMissingError } from '../../../shared/storage/commit-errors.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Scheduler, Worker } from '../scheduler.ts';
 import type { Classify } from './ledger.ts';
@@ -30,6 +31,11 @@ export class S3Bucket {
     this.objects.set(key, body);
     this.writes += 1;
     this.history.set(key, [...(this.history.get(key) ?? []), body]);
+  }
+
+  /** 204 whether or not the key exists. */
+  delete(key: string): void {
+    if (this.objects.delete(key)) this.writes += 1;
   }
 
   get(key: string): string {
@@ -72,12 +78,16 @@ export class SimBatchStore implements BatchStore {
 
   async getStagedList(key: string): Promise<StagedList> {
     const list = await this.getJson<StagedList>(key, 'read staged list');
-    if (!list)
-      throw this.classify(
-        'read staged list',
-        Object.assign(new Error(`staged list ${key} is missing`), { name: 'NoSuchKey' }),
-      );
+    if (!list) throw new StagedListMissingError(key);
     return list;
+  }
+
+  async deleteStagedList(key: string): Promise<void> {
+    try {
+      await this.send(`deleteStagedList ${key}`, () => this.ctx.bucket.delete(key));
+    } catch (error) {
+      throw this.classify('delete staged list', error);
+    }
   }
 
   async putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
@@ -88,7 +98,8 @@ export class SimBatchStore implements BatchStore {
       );
       return 'created';
     } catch (error) {
-      if (status(error) === 412 || status(error) === 409) return 'exists';
+      if (status(error) === 412) return 'exists';
+      if (status(error) === 409) return 'conflict';
       throw this.classify('write manifest', error);
     }
   }

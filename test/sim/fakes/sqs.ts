@@ -43,7 +43,7 @@ export class SqsQueue {
   constructor(
     readonly name: string,
     private readonly scheduler: Scheduler,
-    private readonly rng: Rng,
+    readonly rng: Rng,
     readonly options: { fifo: boolean; visibilityMs: number; maxReceiveCount: number; duplicateRate: number },
   ) {}
 
@@ -118,8 +118,19 @@ export class SqsQueue {
   }
 }
 
+/** Entries of a SendMessageBatch that SQS refused (throttled) while the call succeeded. */
+const ENTRY_FAILURE_RATE = 0.05;
+
 export class SimCommitQueue implements CommitQueue {
-  constructor(private readonly ctx: { queue: SqsQueue; aws: Aws; worker: Worker; classify?: Classify }) {}
+  constructor(
+    private readonly ctx: {
+      queue: SqsQueue;
+      aws: Aws;
+      worker: Worker;
+      classify?: Classify;
+      faulty: () => boolean;
+    },
+  ) {}
 
   async requestCommit(table: string, batchId: string): Promise<void> {
     try {
@@ -129,6 +140,30 @@ export class SimCommitQueue implements CommitQueue {
     } catch (error) {
       throw (this.ctx.classify ?? classifyAwsError)('request commit', error);
     }
+  }
+
+  async requestCommits(table: string, batchIds: readonly string[], resendId: string): Promise<string[]> {
+    const rejected: string[] = [];
+    for (let i = 0; i < batchIds.length; i += 10) {
+      const chunk = batchIds.slice(i, i + 10);
+      try {
+        const failed = await this.ctx.aws.send(
+          this.ctx.worker,
+          'sqs',
+          `requestCommits ${table}/${chunk.join(',')}`,
+          () =>
+            chunk.filter((batchId) => {
+              if (this.ctx.faulty() && this.ctx.queue.rng.chance(ENTRY_FAILURE_RATE)) return true;
+              this.ctx.queue.send(JSON.stringify({ table, batchId }), table, `${batchId}.${resendId}`);
+              return false;
+            }),
+        );
+        rejected.push(...failed);
+      } catch (error) {
+        throw (this.ctx.classify ?? classifyAwsError)('request commits', error);
+      }
+    }
+    return rejected;
   }
 }
 
