@@ -6,7 +6,7 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
-import type { RetryScheduler } from '../../shared/storage/sqs-retry-scheduler.ts';
+import type { RetryScheduler } from '../../shared/storage/batch-store.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
 import type { Received } from './fakes/sqs.ts';
 import { Worker } from './scheduler.ts';
