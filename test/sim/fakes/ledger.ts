@@ -1,0 +1,385 @@
+/**
+ * The Ledger port over the in-memory DynamoDB table, written as the DynamoDB adapter is: the same items,
+ * the same conditions, the same mapping of SDK errors (through a classifier, the real one by default).
+ * Every call goes through the SDK fault model on behalf of one worker.
+ */
+import {
+  classifyAwsError,
+  type InletError,
+  isThrottle,
+  mayHaveBeenApplied,
+  UnknownOutcomeError,
+} from '../../../shared/errors.ts';
+import { batchKey, fileKey, parseFilePk, quarantineKey, tableKey } from '../../../shared/ledger/keys.ts';
+import type {
+  ClaimResult,
+  FenceResult,
+  FileEntry,
+  FinalizeResult,
+  Ledger,
+  MoveResult,
+  SealedIndexKey,
+  SealRequest,
+  SealResult,
+} from '../../../shared/ledger/ledger.ts';
+import type {
+  BatchRecord,
+  FileRef,
+  PendingVersion,
+  QuarantineEntry,
+  TableRecord,
+} from '../../../shared/model.ts';
+import type { Aws, SdkError } from '../faults.ts';
+import type { Worker } from '../scheduler.ts';
+import type { DynamoTable, Item } from './dynamo.ts';
+
+export type Classify = (operation: string, error: unknown) => InletError;
+
+const toBatch = (item: Item): BatchRecord => item as unknown as BatchRecord;
+const named = (error: unknown, name: string) => (error as SdkError | undefined)?.name === name;
+
+export interface LedgerContext {
+  readonly db: DynamoTable;
+  readonly aws: Aws;
+  readonly worker: Worker;
+  readonly classify?: Classify;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly random: () => number;
+}
+
+const TRANSIENT_REASONS = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+function cancelledTransiently(error: unknown): boolean {
+  const reasons = (error as { CancellationReasons?: Array<{ Code: string }> }).CancellationReasons ?? [];
+  const codes = reasons.map((r) => r.Code);
+  return codes.some((c) => TRANSIENT_REASONS.has(c)) && !codes.includes('ConditionalCheckFailed');
+}
+
+export class SimLedger implements Ledger {
+  protected readonly classify: Classify;
+  constructor(protected readonly ctx: LedgerContext) {
+    this.classify = ctx.classify ?? classifyAwsError;
+  }
+
+  protected send<T>(op: string, apply: () => T): Promise<T> {
+    return this.ctx.aws.send(this.ctx.worker, 'dynamodb', op, apply);
+  }
+
+  private async call<T>(op: string, apply: () => T): Promise<T> {
+    try {
+      return await this.send(op, apply);
+    } catch (error) {
+      throw this.classify(op, error);
+    }
+  }
+
+  /**
+   * As the adapter's `transact`: a cancellation that is only conflicts or throttles, or a throttle no
+   * attempt of which may have applied, is retried with full jitter (5 attempts); the sleep is simulated.
+   */
+  private async transact(op: string, apply: () => void): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.send(op, apply);
+        return;
+      } catch (error) {
+        const transient = named(error, 'TransactionCanceledException')
+          ? cancelledTransiently(error)
+          : isThrottle(error) && !mayHaveBeenApplied(error);
+        if (!transient || attempt >= 5) throw error;
+        await this.ctx.sleep(this.ctx.random() * Math.min(1000, 25 * 2 ** attempt));
+      }
+    }
+  }
+
+  /** Transactions take a few ms on the service side; other writes to their items conflict meanwhile. */
+  protected holdMs(): number {
+    return 15;
+  }
+
+  async claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult> {
+    try {
+      await this.send(`claimFile ${file.table}/${file.key} for ${batchId}`, () =>
+        this.ctx.db.write({
+          key: fileKey(file.table, file.identity),
+          condition: (old) => old === undefined,
+          write: () => ({ batchId, leaseUntil, size: file.size, eventTime: file.eventTime }),
+          returnOldOnFailure: true,
+        }),
+      );
+      return { kind: 'claimed' };
+    } catch (error) {
+      if (named(error, 'ConditionalCheckFailedException')) {
+        const old = (error as { Item?: Item }).Item;
+        if (!old) return { kind: 'owned', owner: { batchId: '', leaseUntil: 0 } };
+        return {
+          kind: 'owned',
+          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+        };
+      }
+      throw this.classify('claim file', error);
+    }
+  }
+
+  async getBatch(table: string, batchId: string): Promise<BatchRecord | undefined> {
+    const item = await this.call(`get batch ${table}/${batchId}`, () =>
+      this.ctx.db.get(batchKey(table, batchId)),
+    );
+    return item ? toBatch(item) : undefined;
+  }
+
+  async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
+    try {
+      await this.send(`fenceBatch ${table}/${batchId} by ${byBatchId}`, () =>
+        this.ctx.db.write({
+          key: batchKey(table, batchId),
+          condition: (old) => old === undefined || old.state === 'ABORTED',
+          write: () => ({ table, batchId, state: 'ABORTED', abortedBy: byBatchId }),
+          returnOldOnFailure: true,
+        }),
+      );
+      return { kind: 'fenced' };
+    } catch (error) {
+      if (named(error, 'ConditionalCheckFailedException')) {
+        const old = (error as { Item?: Item }).Item;
+        const batch = old ? toBatch(old) : await this.getBatch(table, batchId);
+        if (batch && batch.state !== 'ABORTED') return { kind: 'batch-live', batch };
+      }
+      throw this.classify('fence batch', error);
+    }
+  }
+
+  async moveFile(
+    file: FileRef,
+    fromBatchId: string,
+    toBatchId: string,
+    leaseUntil: number,
+  ): Promise<MoveResult> {
+    try {
+      await this.send(`moveFile ${file.table}/${file.key} ${fromBatchId}->${toBatchId}`, () =>
+        this.ctx.db.write({
+          key: fileKey(file.table, file.identity),
+          condition: (old) => old?.batchId === fromBatchId,
+          write: (old) => ({ ...old, batchId: toBatchId, leaseUntil, takenFrom: fromBatchId }),
+          returnOldOnFailure: true,
+        }),
+      );
+      return { kind: 'moved' };
+    } catch (error) {
+      const old = (error as { Item?: Item }).Item;
+      if (named(error, 'ConditionalCheckFailedException') && old)
+        return {
+          kind: 'owned',
+          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+        };
+      throw this.classify('move file', error);
+    }
+  }
+
+  async sealBatch(request: SealRequest): Promise<SealResult> {
+    try {
+      await this.send(`sealBatch ${request.table}/${request.batchId}`, () =>
+        this.ctx.db.write({
+          key: batchKey(request.table, request.batchId),
+          condition: (old) => old === undefined,
+          write: () => ({ ...request, state: 'SEALED', sealedTable: request.table }),
+          returnOldOnFailure: true,
+        }),
+      );
+      return { kind: 'sealed' };
+    } catch (error) {
+      if (named(error, 'ConditionalCheckFailedException')) {
+        const state = ((error as { Item?: Item }).Item?.state as string | undefined) ?? 'UNKNOWN';
+        if (state === 'SEALED' || state === 'COMMITTED') return { kind: 'sealed' };
+        return { kind: 'fenced', state };
+      }
+      throw this.classify('seal batch', error);
+    }
+  }
+
+  async getTable(table: string): Promise<TableRecord> {
+    const item = await this.call('get table', () => this.ctx.db.get(tableKey(table)));
+    return {
+      table,
+      head: (item?.head as number | undefined) ?? 0,
+      pending: item?.pending as PendingVersion | undefined,
+      files: (item?.files as number | undefined) ?? 0,
+      bytes: (item?.bytes as number | undefined) ?? 0,
+    };
+  }
+
+  /** The reservation's guard on the batch; a broken variant drops it. */
+  protected batchMustBeSealed(old: Item | undefined): boolean {
+    return old?.state === 'SEALED';
+  }
+
+  async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
+    try {
+      await this.transact(`reserveVersion ${table} v${pending.version} for ${pending.batchId}`, () =>
+        this.ctx.db.transact(
+          [
+            {
+              key: tableKey(table),
+              condition: (old) =>
+                old?.pending === undefined && ((old?.head as number | undefined) ?? 0) === expectedHead,
+              write: (old) => ({ ...old, pending, table }),
+            },
+            { key: batchKey(table, pending.batchId), condition: (old) => this.batchMustBeSealed(old) },
+          ],
+          this.holdMs(),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (named(error, 'TransactionCanceledException')) return false;
+      const failure = this.classify('reserve version', error);
+      if (!(failure instanceof UnknownOutcomeError)) throw failure;
+      // Maybe applied: the table says (as the adapter does).
+      const now = await this.getTable(table);
+      return now.pending?.batchId === pending.batchId && now.pending.version === pending.version;
+    }
+  }
+
+  async finalizeCommit(
+    table: string,
+    pending: PendingVersion,
+    counters: { files: number; bytes: number },
+  ): Promise<FinalizeResult> {
+    const now = new Date(this.ctx.worker.now()).toISOString();
+    try {
+      await this.transact(`finalizeCommit ${table} v${pending.version} ${pending.batchId}`, () =>
+        this.ctx.db.transact(
+          [
+            {
+              key: tableKey(table),
+              condition: (old) => {
+                const p = old?.pending as PendingVersion | undefined;
+                return p?.batchId === pending.batchId && p.version === pending.version;
+              },
+              write: (old) => {
+                const { pending: _, ...rest } = old ?? {};
+                return {
+                  ...rest,
+                  head: pending.version,
+                  lastCommitAt: now,
+                  lastBatchId: pending.batchId,
+                  files: ((old?.files as number | undefined) ?? 0) + counters.files,
+                  bytes: ((old?.bytes as number | undefined) ?? 0) + counters.bytes,
+                };
+              },
+            },
+            {
+              key: batchKey(table, pending.batchId),
+              condition: (old) => old?.state === 'SEALED',
+              write: (old) => {
+                const { sealedTable: _, ...rest } = old ?? {};
+                return {
+                  ...rest,
+                  state: 'COMMITTED',
+                  version: pending.version,
+                  committedAt: pending.reservedAt,
+                };
+              },
+            },
+          ],
+          this.holdMs(),
+        ),
+      );
+      return 'committed';
+    } catch (error) {
+      const failure = this.classify('finalize commit', error);
+      if (named(error, 'TransactionCanceledException') || failure instanceof UnknownOutcomeError) {
+        const batch = await this.getBatch(table, pending.batchId);
+        if (batch?.state === 'COMMITTED' && batch.version === pending.version) return 'already-committed';
+      }
+      throw failure;
+    }
+  }
+
+  async markPublished(table: string, batchId: string, at: string): Promise<void> {
+    await this.call(`markPublished ${table}/${batchId}`, () =>
+      this.ctx.db.write({
+        key: batchKey(table, batchId),
+        condition: (old) => old?.state === 'COMMITTED',
+        write: (old) => {
+          const { sealedTable: _, ...rest } = old ?? {};
+          return { ...rest, publishedAt: at };
+        },
+      }),
+    );
+  }
+
+  async scanSealedIndex(page: { readonly startKey?: SealedIndexKey; readonly limit?: number }) {
+    // One page holds everything: the simulation's index is small.
+    const batches = await this.call('scan sealed index', () =>
+      this.ctx.db
+        .all()
+        .filter((i) => i.sealedTable !== undefined)
+        .slice(0, page.limit ?? Number.POSITIVE_INFINITY)
+        .map(toBatch),
+    );
+    return { batches };
+  }
+
+  async listSealedBatches(table: string, sealedBefore: number): Promise<BatchRecord[]> {
+    // The sparse index is eventually consistent in AWS; the sweeper only looks at old batches anyway.
+    return this.call('list sealed batches', () =>
+      this.ctx.db
+        .all()
+        .filter((i) => i.sealedTable === table && (i.sealedAt as number) < sealedBefore)
+        .sort((a, b) => (a.sealedAt as number) - (b.sealedAt as number))
+        .map(toBatch),
+    );
+  }
+
+  async quarantine(entry: QuarantineEntry): Promise<void> {
+    await this.call('quarantine', () =>
+      this.ctx.db.write({
+        key: quarantineKey(entry.sentAt.slice(0, 10), entry.id),
+        condition: () => true,
+        write: () => ({ ...entry }),
+      }),
+    );
+  }
+
+  async listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]> {
+    const pks = new Set(days.map((d) => `QUARANTINE#${d}`));
+    return this.call(
+      'list quarantine',
+      () => this.ctx.db.all().filter((i) => pks.has(i.pk as string)) as unknown as QuarantineEntry[],
+    );
+  }
+
+  async getFile(table: string, identity: string): Promise<FileEntry | undefined> {
+    const item = await this.call('get file', () => this.ctx.db.get(fileKey(table, identity)));
+    return item ? fileEntry(item) : undefined;
+  }
+
+  async knownIdentities(table: string, identities: readonly string[]): Promise<Set<string>> {
+    return this.call('read ledger', () => {
+      const known = new Set<string>();
+      for (const identity of identities) if (this.ctx.db.get(fileKey(table, identity))) known.add(identity);
+      return known;
+    });
+  }
+
+  async scanFiles(filter: { table?: string; limit?: number }): Promise<FileEntry[]> {
+    const prefix = filter.table ? `FILE#${filter.table}#` : 'FILE#';
+    return this.call('scan files', () =>
+      this.ctx.db
+        .all()
+        .filter((i) => (i.pk as string).startsWith(prefix))
+        .slice(0, filter.limit ?? 1000)
+        .flatMap((i) => fileEntry(i) ?? []),
+    );
+  }
+}
+
+function fileEntry(item: Item): FileEntry | undefined {
+  const parsed = parseFilePk(item.pk as string);
+  if (!parsed) return undefined;
+  return { ...parsed, batchId: item.batchId as string, leaseUntil: item.leaseUntil as number };
+}

@@ -1,0 +1,124 @@
+/**
+ * S3 in memory: strongly consistent reads after writes (S3 since Dec 2020), `If-None-Match: *` answered
+ * 412 when the key exists and 409 ConditionalRequestConflict while another conditional write to the key
+ * is in flight; and the BatchStore port over it, written as the S3 adapter is.
+ */
+import { classifyAwsError } from '../../../shared/errors.ts';
+import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../../../shared/manifest.ts';
+import type { BatchStore, PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
+import { StagedListMissingError } from '../../../shared/storage/commit-errors.ts';
+import { type Aws, type SdkError, sdkError } from '../faults.ts';
+import type { Scheduler, Worker } from '../scheduler.ts';
+import type { Classify } from './ledger.ts';
+
+export class S3Bucket {
+  readonly objects = new Map<string, string>();
+  /** Every body ever written per key: a manifest must never be rewritten with other bytes (I3). */
+  readonly history = new Map<string, string[]>();
+  private readonly conditional = new Map<string, number>();
+  /** Bumped on every write, so the checks re-read manifests only when something changed. */
+  writes = 0;
+
+  constructor(private readonly scheduler: Scheduler) {}
+
+  put(key: string, body: string, ifNoneMatch = false): void {
+    if (ifNoneMatch) {
+      if ((this.conditional.get(key) ?? -1) > this.scheduler.now)
+        throw sdkError('ConditionalRequestConflict', 409);
+      if (this.objects.has(key)) throw sdkError('PreconditionFailed', 412);
+      this.conditional.set(key, this.scheduler.now + 20);
+    }
+    this.objects.set(key, body);
+    this.writes += 1;
+    this.history.set(key, [...(this.history.get(key) ?? []), body]);
+  }
+
+  /** 204 whether or not the key exists. */
+  delete(key: string): void {
+    if (this.objects.delete(key)) this.writes += 1;
+  }
+
+  get(key: string): string {
+    const body = this.objects.get(key);
+    if (body === undefined) throw sdkError('NoSuchKey', 404);
+    return body;
+  }
+}
+
+const status = (error: unknown) => (error as SdkError).$metadata?.httpStatusCode;
+
+export class SimBatchStore implements BatchStore {
+  private readonly classify: Classify;
+  constructor(private readonly ctx: { bucket: S3Bucket; aws: Aws; worker: Worker; classify?: Classify }) {
+    this.classify = ctx.classify ?? classifyAwsError;
+  }
+
+  private send<T>(op: string, apply: () => T): Promise<T> {
+    return this.ctx.aws.send(this.ctx.worker, 's3', op, apply);
+  }
+
+  private async getJson<T>(key: string, op: string): Promise<T | undefined> {
+    try {
+      return JSON.parse(await this.send(op, () => this.ctx.bucket.get(key))) as T;
+    } catch (error) {
+      if ((error as Error).name === 'NoSuchKey' || status(error) === 404) return undefined;
+      throw this.classify(op, error);
+    }
+  }
+
+  async putStagedList(list: StagedList): Promise<string> {
+    const key = stagedListKey(list.table, list.batchId);
+    try {
+      await this.send(`putStagedList ${key}`, () => this.ctx.bucket.put(key, JSON.stringify(list)));
+    } catch (error) {
+      throw this.classify('stage file list', error);
+    }
+    return key;
+  }
+
+  async getStagedList(key: string): Promise<StagedList> {
+    const list = await this.getJson<StagedList>(key, 'read staged list');
+    if (!list) throw new StagedListMissingError(key);
+    return list;
+  }
+
+  async deleteStagedList(key: string): Promise<void> {
+    try {
+      await this.send(`deleteStagedList ${key}`, () => this.ctx.bucket.delete(key));
+    } catch (error) {
+      throw this.classify('delete staged list', error);
+    }
+  }
+
+  async putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
+    const key = manifestKey(manifest.table, manifest.version);
+    try {
+      await this.send(`putManifest ${key} for ${manifest.batchIds.join(',')}`, () =>
+        this.ctx.bucket.put(key, JSON.stringify(manifest), true),
+      );
+      return 'created';
+    } catch (error) {
+      if (status(error) === 412) return 'exists';
+      if (status(error) === 409) return 'conflict';
+      throw this.classify('write manifest', error);
+    }
+  }
+
+  getManifest(table: string, version: number): Promise<Manifest | undefined> {
+    return this.getJson<Manifest>(manifestKey(table, version), 'read manifest');
+  }
+
+  async listManifestVersions(table: string): Promise<number[]> {
+    try {
+      const prefix = `${table}/_manifests/`;
+      return await this.send('listManifests', () =>
+        [...this.ctx.bucket.objects.keys()]
+          .filter((k) => k.startsWith(prefix))
+          .map((k) => Number(k.slice(prefix.length, -'.json'.length)))
+          .sort((a, b) => a - b),
+      );
+    } catch (error) {
+      throw this.classify('list manifests', error);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S] [--variant NAME] [--trace]`
+ * Runs seeds S..S+N-1; each failing seed prints its violations, the tail of its trace and the one
+ * command that replays it. Ends with `simulation: <S> seeds, <V> violations`.
+ */
+import { parseArgs } from 'node:util';
+import { DEFAULT_WORKERS, simulate, type Workers } from './simulate.ts';
+import { VARIANTS, type VariantName } from './variants.ts';
+
+const { values } = parseArgs({
+  options: {
+    seeds: { type: 'string', default: '1' },
+    seed: { type: 'string', default: '1' },
+    workers: { type: 'string' },
+    variant: { type: 'string' },
+    trace: { type: 'boolean', default: false },
+  },
+});
+
+const count = Number(values.seeds);
+const first = Number(values.seed);
+const workers: Workers = values.workers
+  ? (() => {
+      const [batchers = 3, committers = 2, sweepers = 1] = values.workers.split(',').map(Number);
+      return { batchers, committers, sweepers };
+    })()
+  : DEFAULT_WORKERS;
+const variant = values.variant as VariantName | undefined;
+if (variant && !(variant in VARIANTS)) {
+  console.error(`unknown variant ${variant}; one of: ${Object.keys(VARIANTS).join(', ')}`);
+  process.exit(2);
+}
+
+const started = Date.now();
+let failedSeeds = 0;
+let violations = 0;
+for (let seed = first; seed < first + count; seed++) {
+  const result = await simulate({ seed, workers, ...(variant ? VARIANTS[variant] : {}) });
+  if (result.violations.length === 0) continue;
+  failedSeeds += 1;
+  violations += result.violations.length;
+  const replay = [
+    `npm run test:sim -- --seeds 1 --seed ${seed}`,
+    values.workers ? `--workers ${values.workers}` : '',
+    variant ? `--variant ${variant}` : '',
+    '--trace',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  console.log(
+    `\nseed ${seed}: ${result.violations.length} violation(s) after ${result.steps} steps, ${result.simSeconds} s simulated`,
+  );
+  for (const v of result.violations) console.log(`  ${v}`);
+  const tail = values.trace ? result.trace : relevant(result.trace, result.violations);
+  console.log(`  trace (${values.trace ? 'all' : 'lines naming its files and batches'}):`);
+  for (const line of tail) console.log(`    ${line}`);
+  console.log(`  replay: ${replay}`);
+}
+console.log(
+  `\n${count} seeds in ${((Date.now() - started) / 1000).toFixed(1)} s; ${failedSeeds} failing seed(s)` +
+    `\nsimulation: ${count} seeds, ${violations} violations`,
+);
+process.exitCode = violations > 0 ? 1 : 0;
+
+/** The trace lines that name a file or batch of a violation: who did what to it, in order. */
+function relevant(trace: readonly string[], found: readonly string[]): string[] {
+  const names = new Set(found.flatMap((v) => v.match(/B\d{4}|\w+\/f\d+\.json/g) ?? []));
+  const lines = trace.filter((line) => [...names].some((n) => line.includes(n)));
+  return lines.length > 60 ? [...lines.slice(0, 30), '...', ...lines.slice(-30)] : lines;
+}

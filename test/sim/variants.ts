@@ -1,0 +1,76 @@
+/**
+ * Deliberately broken variants of the protocol, built around the product code (never in it): the
+ * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
+ */
+import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
+import type { ClaimResult } from '../../shared/ledger/ledger.ts';
+import type { BatchRecord, FileRef } from '../../shared/model.ts';
+import type { Item } from './fakes/dynamo.ts';
+import { SimLedger } from './fakes/ledger.ts';
+import { type SdkError, sdkError } from './faults.ts';
+import type { SimOptions } from './simulate.ts';
+
+/** The SDK error as a classifier that knows nothing of earlier attempts would see it: one attempt, no marker. */
+function lastAttemptOnly(error: unknown): unknown {
+  const e = error as SdkError;
+  if (!e?.$metadata) return error;
+  const plain = sdkError(e.name, e.$metadata.httpStatusCode);
+  plain.message = e.message;
+  return plain;
+}
+
+/** (b) A claim held by a live batch that is not sealed yet is reported as a duplicate of a sealed one. */
+class AckBusyLedger extends SimLedger {
+  private readonly busyOwners = new Set<string>();
+
+  override async claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult> {
+    const result = await super.claimFile(file, batchId, leaseUntil);
+    if (
+      result.kind === 'owned' &&
+      result.owner.batchId !== batchId &&
+      result.owner.leaseUntil > this.ctx.worker.now()
+    )
+      this.busyOwners.add(`${file.table}#${result.owner.batchId}`);
+    return result;
+  }
+
+  override async getBatch(table: string, batchId: string): Promise<BatchRecord | undefined> {
+    const batch = await super.getBatch(table, batchId);
+    if (!batch && this.busyOwners.has(`${table}#${batchId}`)) return { table, batchId, state: 'SEALED' };
+    return batch;
+  }
+}
+
+/** (c) A claim whose outcome is unknown counts as refused, so its batch seals without it. */
+class SealUnknownLedger extends SimLedger {
+  override async claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult> {
+    try {
+      return await super.claimFile(file, batchId, leaseUntil);
+    } catch (error) {
+      if (error instanceof UnknownOutcomeError) throw new DefiniteFailureError(error.message, error);
+      throw error;
+    }
+  }
+}
+
+/** (d) The reservation no longer requires the batch to be SEALED. */
+class NoSealedCheckLedger extends SimLedger {
+  protected override batchMustBeSealed(_old: Item | undefined): boolean {
+    return true;
+  }
+}
+
+/** Each variant breaks one rule of main's protocol; everything else is main's own code. */
+export const VARIANTS = {
+  /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
+  'old-classification': {
+    plumbing: {
+      classify: (operation: string, error: unknown) => classifyAwsError(operation, lastAttemptOnly(error)),
+    },
+  },
+  'ack-busy': { plumbing: { ledger: (ctx) => new AckBusyLedger(ctx) } },
+  'seal-unknown': { plumbing: { ledger: (ctx) => new SealUnknownLedger(ctx) } },
+  'no-sealed-check': { plumbing: { ledger: (ctx) => new NoSealedCheckLedger(ctx) } },
+} satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
+
+export type VariantName = keyof typeof VARIANTS;

@@ -1,0 +1,138 @@
+/**
+ * The Lambda functions as event-source mappings drive them: poll, invoke with a timeout, delete what
+ * succeeded. A crashed or timed-out invocation deletes nothing; its messages return after the visibility
+ * timeout, and a fresh instance takes the slot.
+ */
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
+import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
+import type { RetryScheduler } from '../../shared/storage/batch-store.ts';
+import { sweepStale } from '../../shared/usecases/sweep.ts';
+import type { Received } from './fakes/sqs.ts';
+import { Worker } from './scheduler.ts';
+import { TIMING, type World } from './world.ts';
+
+export type Role = 'batcher' | 'committer' | 'sweeper';
+
+export class Fleet {
+  /** Invocations running now, so the end of the run can tell "idle" from "stuck". */
+  busy = 0;
+  private incarnations = 0;
+
+  constructor(private readonly world: World) {
+    world.scheduler.onCrash = (worker) => {
+      this.busy -= 1;
+      // Lambda starts another instance for the next poll.
+      const role = worker.name.split('.')[0] as Role;
+      this.start(role);
+    };
+  }
+
+  start(role: Role): void {
+    const { rng, scheduler } = this.world;
+    this.incarnations += 1;
+    const worker = new Worker(`${role}.${this.incarnations}`, rng.int(-1000, 1000), scheduler);
+    const loop = role === 'batcher' ? this.batcher : role === 'committer' ? this.committer : this.sweeper;
+    void loop.call(this, worker);
+  }
+
+  private async invoke(worker: Worker, timeoutMs: number, body: () => Promise<void>): Promise<void> {
+    this.busy += 1;
+    worker.deadline = this.world.scheduler.now + timeoutMs;
+    try {
+      await body();
+    } catch (error) {
+      // A function error: the event-source mapping deletes nothing; every message comes back.
+      this.world.scheduler.log(`${worker.name} invocation failed: ${String(error)}`);
+    }
+    worker.deadline = Number.POSITIVE_INFINITY;
+    this.busy -= 1;
+  }
+
+  private async batcher(worker: Worker): Promise<void> {
+    const { scheduler, ingest, rng } = this.world;
+    for (;;) {
+      await scheduler.sleep(worker, rng.int(500, 5_000));
+      const received = ingest.receive(rng.int(1, 10));
+      if (received.length === 0) continue;
+      scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.messageId).join(',')}`);
+      await this.invoke(worker, TIMING.batcherTimeoutMs, async () => {
+        const handler = makeBatcherHandler({
+          ...this.world.ports(worker),
+          newBatchId: this.world.newBatchId,
+          retries: this.retries(worker),
+        });
+        const response = await handler(sqsEvent(received, 'ingest'), {
+          getRemainingTimeInMillis: () => worker.deadline - scheduler.now,
+        });
+        const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+        scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
+        for (const r of received) if (!failed.has(r.message.messageId)) ingest.delete(r);
+      });
+    }
+  }
+
+  /** ChangeMessageVisibilityBatch on the ingest queue, through the SDK fault model like any call. */
+  private retries(worker: Worker): RetryScheduler {
+    const { aws, ingest } = this.world;
+    return {
+      retryLater: async (messages) => {
+        await aws.send(worker, 'sqs', 'changeVisibility', () => {
+          for (const m of messages) ingest.changeVisibility(Number(m.receiptHandle), m.seconds * 1000);
+        });
+      },
+    };
+  }
+
+  private async committer(worker: Worker): Promise<void> {
+    const { scheduler, commits, rng } = this.world;
+    for (;;) {
+      await scheduler.sleep(worker, rng.int(200, 3_000));
+      const received = commits.receive(rng.int(1, 10));
+      if (received.length === 0) continue;
+      scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.body).join(' ')}`);
+      await this.invoke(worker, TIMING.committerTimeoutMs, async () => {
+        const handler = makeCommitterHandler(this.world.ports(worker));
+        const response = await handler(sqsEvent(received, 'commit.fifo'));
+        const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+        scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
+        for (const r of received) if (!failed.has(r.message.messageId)) commits.delete(r);
+      });
+    }
+  }
+
+  private async sweeper(worker: Worker): Promise<void> {
+    const { scheduler, rng } = this.world;
+    for (;;) {
+      await scheduler.sleep(worker, TIMING.sweepEveryMs + rng.int(0, 1_000));
+      await this.invoke(worker, TIMING.batcherTimeoutMs, async () => {
+        const result = await sweepStale(this.world.ports(worker), TIMING.staleAfterMs);
+        if (result.resent + result.stalePending > 0)
+          scheduler.log(`${worker.name} swept ${JSON.stringify(result)}`);
+      });
+    }
+  }
+}
+
+function sqsEvent(received: readonly Received[], queue: string): SQSEvent {
+  return {
+    Records: received.map(
+      ({ message }) =>
+        ({
+          messageId: message.messageId,
+          receiptHandle: String(message.receipt),
+          body: message.body,
+          attributes: {
+            ApproximateReceiveCount: String(message.receiveCount),
+            SentTimestamp: String(message.sentAt),
+            MessageGroupId: message.group,
+          },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${queue}`,
+          awsRegion: 'us-east-1',
+        }) as unknown as SQSRecord,
+    ),
+  };
+}

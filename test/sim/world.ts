@@ -1,0 +1,140 @@
+/**
+ * One simulated deployment: the fake AWS services, the pipeline's configuration and the Lambda timings
+ * (the defaults of infra/, divided by 10 so a seed covers many visibility timeouts in few steps; the
+ * ratios the protocol depends on are kept: lease 2x the batcher timeout, visibility 6x each timeout).
+ */
+import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
+import type { Log } from '../../shared/log.ts';
+import type { MetricsSink } from '../../shared/metrics.ts';
+import { DynamoTable } from './fakes/dynamo.ts';
+import { type Classify, SimLedger } from './fakes/ledger.ts';
+import { S3Bucket, SimBatchStore } from './fakes/s3.ts';
+import { EventBus, SimCommitQueue, SimEventPublisher, SqsQueue } from './fakes/sqs.ts';
+import { Aws, type FaultRates, NO_FAULTS } from './faults.ts';
+import { Rng, Scheduler, type Worker } from './scheduler.ts';
+
+export const TIMING = {
+  leaseSeconds: 60,
+  batcherTimeoutMs: 30_000,
+  committerTimeoutMs: 6_000,
+  ingestVisibilityMs: 180_000,
+  commitVisibilityMs: 36_000,
+  sweepEveryMs: 30_000,
+  staleAfterMs: 30_000,
+  maxReceiveCount: 10,
+} as const;
+
+/** `orders/...` files belong to two tables: one event, two claims, two manifests. */
+export const CONFIG: PipelineConfig = parsePipelineConfig({
+  tables: [
+    { name: 'orders', prefix: 'orders/' },
+    { name: 'everything', prefix: '' },
+  ],
+  leaseSeconds: TIMING.leaseSeconds,
+  claimConcurrency: 4,
+});
+
+export const FAULTS: FaultRates = {
+  appliedLost: 0.04,
+  refused5xx: 0.03,
+  throttled: 0.04,
+  slow: 0.02,
+  burst: 0.6,
+  storms: 0.08,
+};
+
+/** What a broken variant changes; everything else is the product's own code. */
+export interface Plumbing {
+  readonly classify?: Classify;
+  readonly ledger?: (ctx: ConstructorParameters<typeof SimLedger>[0]) => SimLedger;
+}
+
+export class World {
+  readonly rng: Rng;
+  readonly scheduler: Scheduler;
+  readonly aws: Aws;
+  readonly db: DynamoTable;
+  readonly bucket: S3Bucket;
+  readonly ingest: SqsQueue;
+  readonly commits: SqsQueue;
+  readonly bus: EventBus;
+  faultsOn = true;
+  crashRate = 0.004;
+  private batchSeq = 0;
+
+  constructor(
+    seed: number,
+    readonly plumbing: Plumbing = {},
+  ) {
+    this.rng = new Rng(seed);
+    this.scheduler = new Scheduler(this.rng);
+    // Some seeds have a slow ledger: calls that take seconds widen every race window.
+    this.aws = new Aws(this.scheduler, this.rng, { ...FAULTS, slow: this.rng.pick([0.02, 0.02, 0.15]) });
+    this.db = new DynamoTable(this.scheduler);
+    this.bucket = new S3Bucket(this.scheduler);
+    this.ingest = new SqsQueue('ingest', this.scheduler, this.rng, {
+      fifo: false,
+      visibilityMs: TIMING.ingestVisibilityMs,
+      maxReceiveCount: TIMING.maxReceiveCount,
+      duplicateRate: 0.05,
+    });
+    // Some seeds run committers longer than the commit queue's visibility timeout (a committer timeout
+    // raised without the queue's), so two committers hold one table's group at once: CommitBatch says it
+    // is safe then too. Receive counts mean nothing there, so such seeds do not dead-letter.
+    const overlap = this.rng.chance(0.5);
+    this.commits = new SqsQueue('commit', this.scheduler, this.rng, {
+      fifo: true,
+      visibilityMs: overlap ? 1_000 : TIMING.commitVisibilityMs,
+      maxReceiveCount: overlap ? Number.POSITIVE_INFINITY : TIMING.maxReceiveCount,
+      duplicateRate: 0,
+    });
+    this.bus = new EventBus(() => (this.faultsOn ? 0.1 : 0), this.rng);
+    this.scheduler.crashes = (worker) =>
+      this.faultsOn && Number.isFinite(worker.deadline) && this.rng.chance(this.crashRate);
+  }
+
+  stopFaults(): void {
+    this.faultsOn = false;
+    this.aws.rates = NO_FAULTS;
+  }
+
+  newBatchId = (): string => `B${String(++this.batchSeq).padStart(4, '0')}`;
+
+  /** The ports as one worker's Lambda sees them. */
+  ports(worker: Worker) {
+    const { classify } = this.plumbing;
+    const sleep = (ms: number) => this.scheduler.sleep(worker, ms);
+    const random = () => this.rng.next();
+    const ledgerCtx = { db: this.db, aws: this.aws, worker, classify, sleep, random };
+    return {
+      ledger: this.plumbing.ledger?.(ledgerCtx) ?? new SimLedger(ledgerCtx),
+      store: new SimBatchStore({ bucket: this.bucket, aws: this.aws, worker, classify }),
+      commitQueue: new SimCommitQueue({
+        queue: this.commits,
+        aws: this.aws,
+        worker,
+        classify,
+        faulty: () => this.faultsOn,
+      }),
+      events: new SimEventPublisher({ bus: this.bus, aws: this.aws, worker, classify }),
+      config: CONFIG,
+      now: worker.now,
+      // Backoff inside the use cases waits on the simulated clock, where the worker may crash.
+      sleep,
+      random,
+      log: this.log(worker),
+      metrics,
+    };
+  }
+
+  /** Warnings and errors go into the trace: they are what an operator would read. */
+  log(worker: Worker): Log {
+    const line = (level: string) => (message: string, extra?: Record<string, unknown>) =>
+      this.scheduler.log(
+        `${worker.name} ${level} ${message} ${extra ? JSON.stringify(extra) : ''}`.trimEnd(),
+      );
+    return { debug() {}, info() {}, warn: line('warn'), error: line('error') };
+  }
+}
+
+const metrics: MetricsSink = { count() {}, milliseconds() {}, flush() {} };
