@@ -77,12 +77,20 @@ interface PendingClaim {
   outcome?: ClaimOutcome;
   /** For a busy claim: when the owner's lease ends. */
   retryAt?: number;
+  /** Not attempted: the claim deadline had passed. */
+  deferred?: boolean;
 }
 
 /** Time kept for staging, sealing and requesting the commit after the last claim (Lambda deadline). */
 const SEAL_MARGIN_MS = 10_000;
 /** Throttled messages come back after 5 s, 10 s, 20 s ... at most 15 minutes (jittered). */
 const THROTTLE_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+/**
+ * Deferred or fenced messages come back after 1 s, 2 s, 4 s ... (jittered): soon, since nothing holds their
+ * files, but never at once every time, or a fault that keeps recurring (S3 refusing the staged list, a batch
+ * always too big) would spend the message's receives in seconds and dead-letter it.
+ */
+const RETRY_BACKOFF = { baseSeconds: 1, capSeconds: 900 } as const;
 
 /** What one invocation knows while it runs: who failed, why, and what to re-send. */
 class Invocation {
@@ -228,7 +236,7 @@ export class IngestBatch {
           if (this.deps.now() > ctx.deadline) {
             run.stats.deferred += 1;
             claim.outcome = 'busy';
-            claim.retryAt = this.deps.now();
+            claim.deferred = true;
             return;
           }
           const result = await claimer.claim(claim.file, ctx);
@@ -258,7 +266,7 @@ export class IngestBatch {
       // taken over on redelivery at once, instead of after the lease.
       log.warn('claim outcome unknown: batch left unsealed and fenced', { table, batchId });
       const fenced = await this.fenceOwn(table, batchId, deadline);
-      run.fail(tableClaims, () => (fenced ? 0 : 'keep'));
+      run.fail(tableClaims, (_, id) => (fenced ? this.backoff(id, run, RETRY_BACKOFF) : 'keep'));
       return;
     }
     if (mine.length === 0) return;
@@ -284,7 +292,7 @@ export class IngestBatch {
           table,
           batchId,
         });
-        run.fail(mine, () => 0);
+        run.fail(mine, (_, id) => this.backoff(id, run, RETRY_BACKOFF));
         return;
       }
       run.sealed.push({ table, batchId, files: files.length, bytes });
@@ -293,7 +301,7 @@ export class IngestBatch {
       // SEALED and re-sends the commit request; the sweeper does too.
       log.error('sealing batch failed', { table, batchId, error: String(error) });
       const fenced = await this.fenceOwn(table, batchId, deadline);
-      run.fail(mine, () => (fenced ? 0 : 'keep'));
+      run.fail(mine, (_, id) => (fenced ? this.backoff(id, run, THROTTLE_BACKOFF) : 'keep'));
       return;
     }
     try {
@@ -336,16 +344,17 @@ export class IngestBatch {
   /** When a failed message should come back (seconds), by why its file failed. */
   private retryDelay(claim: PendingClaim, messageId: string, run: Invocation): number | 'keep' {
     const now = this.deps.now();
+    if (claim.deferred) return this.backoff(messageId, run, RETRY_BACKOFF);
     if (claim.outcome === 'busy') return Math.max(0, ((claim.retryAt ?? now) - now) / 1000) + 1;
-    if (claim.outcome === 'throttled') {
-      const receives = run.messages.find((m) => m.messageId === messageId)?.receiveCount ?? 1;
-      const ceiling = Math.min(
-        THROTTLE_BACKOFF.capSeconds,
-        THROTTLE_BACKOFF.baseSeconds * 2 ** (receives - 1),
-      );
-      return ceiling / 2 + (ceiling / 2) * (this.deps.random ?? Math.random)();
-    }
+    if (claim.outcome === 'throttled') return this.backoff(messageId, run, THROTTLE_BACKOFF);
     return 'keep';
+  }
+
+  /** Exponential in the message's receive count, jittered over the upper half. */
+  private backoff(messageId: string, run: Invocation, policy: { baseSeconds: number; capSeconds: number }) {
+    const receives = run.messages.find((m) => m.messageId === messageId)?.receiveCount ?? 1;
+    const ceiling = Math.min(policy.capSeconds, policy.baseSeconds * 2 ** (receives - 1));
+    return ceiling / 2 + (ceiling / 2) * (this.deps.random ?? Math.random)();
   }
 }
 

@@ -79,6 +79,14 @@ describe('deterministic simulation', () => {
     },
   );
 
+  // Found by the simulator on main after issue 10's first fixes: a batch that could not stage or seal (S3
+  // throttling) fenced itself and gave its messages back at once, every time, so they spent their ten
+  // receives in seconds and went to the DLQ. Now they back off by receive count.
+  it.each([223, 278, 397, 511, 589, 168])('regression seed %i: nothing is dead-lettered', async (seed) => {
+    const result = await simulate({ seed });
+    expect(result.violations, `npm run test:sim -- --seeds 1 --seed ${seed}`).toEqual([]);
+  });
+
   // A simulator that passes broken code is a defect: each variant breaks one rule of the protocol. (The
   // first, last-attempt classification, is caught by the regression seeds above: its first seed is 132.)
   it.each([
