@@ -109,7 +109,7 @@ describe.skipIf(target.kind !== 'emulator')('local mode and the inlet CLI', () =
     ]);
 
     expect(inlet('--json', 'dlq', 'redrive').stdout.trim()).toBe('{"ingest":0,"commit":0}');
-  }, 240_000);
+  }, 600_000);
 
   it('says what is wrong in one line', () => {
     const unknown = inlet('put', 'README.md', '--table', 'nope');
@@ -184,5 +184,5 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     expect(seen.size).toBe(expected.length);
     clients.s3.destroy();
     rmSync(killedState, { recursive: true, force: true });
-  }, 300_000);
+  }, 600_000);
 });
