@@ -14,7 +14,7 @@ import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OUTPUTS } from '../../infra/inlet-stack.ts';
+import { OUTPUTS } from '../../shared/names.ts';
 import { type ExecutionRecord, LocalBackfill } from '../../local/backfill-executor.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { projectRoot } from '../../local/paths.ts';
