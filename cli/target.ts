@@ -1,17 +1,18 @@
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { OUTPUTS } from '../infra/inlet-stack.ts';
 import { readLocalConfig } from '../local/state.ts';
 import { type AwsClients, createClients } from '../shared/aws/clients.ts';
-import { type AwsTarget, clientConfig, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
+import { type AwsTarget, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
 import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
+import { OUTPUTS } from '../shared/names.ts';
 import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
+import { CliError } from './errors.ts';
 
 /** Everything a command needs: names, clients and the ports, for local mode or a deployed stack. */
 export interface CliTarget {
   readonly where: string;
   readonly clients: AwsClients;
-  readonly cloudwatch: CloudWatchClient;
+  /** Where the clients point: a command that needs one more client (CloudWatch) builds it from this. */
+  readonly aws: AwsTarget;
   readonly ledger: DynamoDbLedger;
   readonly store: S3BatchStore;
   readonly landingBucket: string;
@@ -25,14 +26,6 @@ export interface CliTarget {
   /** Local mode only: the emulator endpoint and region, for the local backfill executor. */
   readonly endpoint?: string;
   readonly region?: string;
-}
-
-/** A one-line error for the user: printed without a stack trace, exit code 1. */
-export class CliError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CliError';
-  }
 }
 
 function explain(error: unknown, stack: string, region: string): CliError {
@@ -72,7 +65,7 @@ function build(where: string, target: AwsTarget, names: TargetNames, local: bool
   return {
     where,
     clients,
-    cloudwatch: new CloudWatchClient(clientConfig(target)),
+    aws: target,
     ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: ledgerTable }),
     store: new S3BatchStore({ client: clients.s3, bucket: manifestBucket }),
     local,
@@ -119,7 +112,7 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
   const local = readLocalConfig();
   if (!local)
     throw new CliError(
-      'no local mode here (.inlet/local.json is missing): run `npm start`, or pass --stack NAME for a deployed stack',
+      'no local pipeline (.inlet/local.json is missing): run `npm start`, or pass --stack NAME for a deployed stack',
     );
   return build(
     `local mode (${local.endpoint})`,
