@@ -34,15 +34,12 @@ type Global = { stack?: string; json: boolean };
 const global = () => program.opts<Global>();
 
 async function withTarget(fn: (target: CliTarget, json: boolean) => Promise<void>): Promise<void> {
-  const [{ resolveTarget }, { destroyClients }] = await Promise.all([
-    import('./target.ts'),
-    import('../shared/aws/clients.ts'),
-  ]);
+  const { resolveTarget } = await import('./target.ts');
   const target = await resolveTarget(global());
   try {
     await fn(target, global().json);
   } finally {
-    destroyClients(target.clients);
+    target.close();
   }
 }
 

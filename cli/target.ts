@@ -1,16 +1,19 @@
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { readLocalConfig } from '../local/state.ts';
-import { type AwsClients, createClients } from '../shared/aws/clients.ts';
+import type { AwsClients } from '../shared/aws/clients.ts';
 import { type AwsTarget, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
 import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
+import { lazyClients } from './clients.ts';
 import { CliError } from './errors.ts';
 
 /** Everything a command needs: names, clients and the ports, for local mode or a deployed stack. */
 export interface CliTarget {
   readonly where: string;
   readonly clients: AwsClients;
+  /** Destroys the clients that were built (their sockets would keep the process alive). */
+  close(): void;
   /** Where the clients point: a command that needs one more client (CloudWatch) builds it from this. */
   readonly aws: AwsTarget;
   readonly ledger: DynamoDbLedger;
@@ -59,12 +62,18 @@ interface TargetNames {
   readonly region?: string;
 }
 
-function build(where: string, target: AwsTarget, names: TargetNames, local: boolean): CliTarget {
-  const clients = createClients(target);
+function build(
+  where: string,
+  target: AwsTarget,
+  { clients, destroy }: ReturnType<typeof lazyClients>,
+  names: TargetNames,
+  local: boolean,
+): CliTarget {
   const { ledgerTable, manifestBucket, ...rest } = names;
   return {
     where,
     clients,
+    close: destroy,
     aws: target,
     ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: ledgerTable }),
     store: new S3BatchStore({ client: clients.s3, bucket: manifestBucket }),
@@ -78,16 +87,17 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
   if (options.stack) {
     const target = targetFromEnv() ?? { kind: 'aws' as const };
     const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? '(default region)';
-    const clients = createClients(target);
+    const lazy = lazyClients(target);
     let outputs: Record<string, string>;
     try {
-      const { Stacks } = await clients.cloudformation.send(
+      const { Stacks } = await lazy.clients.cloudformation.send(
         new DescribeStacksCommand({ StackName: options.stack }),
       );
       outputs = Object.fromEntries(
         (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
       );
     } catch (error) {
+      lazy.destroy();
       throw explain(error, options.stack, region);
     }
     if (!outputs[OUTPUTS.ledgerTable])
@@ -95,6 +105,7 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
     return build(
       `stack ${options.stack} (${region})`,
       target,
+      lazy,
       {
         landingBucket: outputs[OUTPUTS.landingBucket] ?? '',
         ingestQueueUrl: outputs[OUTPUTS.ingestQueueUrl] ?? '',
@@ -114,9 +125,11 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
     throw new CliError(
       'no local pipeline (.inlet/local.json is missing): run `npm start`, or pass --stack NAME for a deployed stack',
     );
+  const aws = emulatorTarget(local.endpoint, local.region);
   return build(
     `local mode (${local.endpoint})`,
-    emulatorTarget(local.endpoint, local.region),
+    aws,
+    lazyClients(aws),
     {
       landingBucket: local.landingBucket,
       ingestQueueUrl: local.ingestQueueUrl,
