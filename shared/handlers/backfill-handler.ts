@@ -16,7 +16,6 @@ export type BackfillTask =
     }
   | { readonly action: 'step'; readonly state: BackfillState };
 
-
 /**
  * Names the error so the state machine can tell a retry from a report: throttling and unknown outcomes
  * get the retryable names; invalid input and refusals (access denied, no such bucket) keep theirs and end
