@@ -6,9 +6,10 @@ export const OLDEST_NODE = 20;
 /** The AWS SDK for JavaScript v3 requires Node 22 in releases after the first week of January 2027. */
 export const SDK_NODE = 22;
 
-// The SDK's own opt-out (@aws-sdk/core emitWarningIfUnsupportedVersion): without it the first client built
-// prints an eight-line NodeVersionSupportWarning. Only that warning is turned off; others still print. Set here, it also reaches the child
-// processes we spawn (the backfill worker), which inherit process.env.
+// The SDK's own opt-out (@aws-sdk/core emitWarningIfUnsupportedVersion; the variable is announced in
+// https://github.com/aws/aws-sdk-js-v3/issues/7983): without it the first client built prints an eight-line
+// NodeVersionSupportWarning. Only that warning is turned off; other warnings still print. Set here, it also
+// reaches the child processes we spawn (the backfill worker), which inherit process.env.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
 /** Our one line in place of the SDK's block, or nothing on Node 22 and later. */
