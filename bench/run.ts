@@ -33,6 +33,7 @@ import { s3Notification } from '../test/support/events.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { uniqueName } from '../test/support/names.ts';
 import { createPipelineResources } from '../test/support/resources.ts';
+import { cliTimings } from './cli.ts';
 
 const quick = process.argv.includes('--quick');
 const SIZES = quick
@@ -467,6 +468,7 @@ async function main(): Promise<void> {
     const incremental = await incrementalAndBackfill(createClients(target), observer);
     log('bundles');
     const bundle = await bundles();
+    const cli = await cliTimings(observer, emulator.endpoint, { runs: quick ? 5 : 15, log });
     const results = {
       mode: quick ? 'quick' : 'full',
       measuredAt: new Date().toISOString(),
@@ -480,6 +482,7 @@ async function main(): Promise<void> {
       bundles: bundle,
       latencyMs,
       backfillObjectsPerSecond: incremental.backfillObjectsPerSecond,
+      cli,
       benchSeconds: seconds(Date.now() - begun),
     };
     writeFileSync(join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);

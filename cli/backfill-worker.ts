@@ -1,7 +1,7 @@
 // A local backfill run in the background (`inlet backfill start` without --wait): runs the execution and
 // its continuations, writing records to .inlet/backfills/, then exits.
 
-import { localExecutor } from './commands/backfill.ts';
+import { localExecutor } from './backfill/local.ts';
 import { resolveTarget } from './target.ts';
 
 const [name, input] = process.argv.slice(2);

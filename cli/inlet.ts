@@ -1,15 +1,13 @@
 // `inlet`: where every file is, locally (`npm start`) or on a deployed stack (`--stack NAME`).
+
 import { Command, InvalidArgumentError } from 'commander';
-import { stopBackgroundEmulator } from '../local/state.ts';
-import { destroyClients } from '../shared/aws/clients.ts';
-import { backfillStart, backfillStatus, type StartOptions } from './commands/backfill.ts';
-import { redrive } from './commands/dlq.ts';
-import { files } from './commands/files.ts';
-import { manifests } from './commands/manifests.ts';
-import { put } from './commands/put.ts';
-import { quarantine } from './commands/quarantine.ts';
-import { status } from './commands/status.ts';
-import { CliError, type CliTarget, resolveTarget } from './target.ts';
+import type { StartOptions } from './commands/backfill.ts';
+import { CliError } from './errors.ts';
+import { sayNodeSupport } from './node-support.ts';
+import type { CliTarget } from './target.ts';
+
+// Each command's code (and the AWS SDK behind it) is imported when that command runs, not here: `--help`
+// and a typo answer in a fraction of a second (bench/cli.ts measures it).
 
 const integer = (value: string) => {
   const n = Number.parseInt(value, 10);
@@ -17,67 +15,107 @@ const integer = (value: string) => {
   return n;
 };
 
+const examples = (...lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
 const program = new Command('inlet')
   .description('Exactly-once S3 file ingestion: inspect and operate a pipeline.')
   .option(
     '--stack <name>',
     'a deployed stack (region and credentials from the usual AWS environment); default: local mode',
   )
-  .option('--json', 'machine-readable output', false)
-  .showHelpAfterError();
+  .option('--json', 'machine-readable output on stdout: exact values, full text', false)
+  .showHelpAfterError('(run `npx inlet --help` for the commands, `npx inlet <command> --help` for examples)')
+  .addHelpText(
+    'after',
+    `${examples('npm start                      # local mode first: emulator, stack, pipeline', 'npx inlet status', 'npx inlet --stack Inlet --json quarantine --days 1')}`,
+  );
 
 type Global = { stack?: string; json: boolean };
 const global = () => program.opts<Global>();
 
 async function withTarget(fn: (target: CliTarget, json: boolean) => Promise<void>): Promise<void> {
+  const { resolveTarget } = await import('./target.ts');
   const target = await resolveTarget(global());
   try {
     await fn(target, global().json);
   } finally {
-    destroyClients(target.clients);
-    target.cloudwatch.destroy();
+    target.close();
   }
 }
 
 program
   .command('status')
   .description('per table: head version, files, bytes, last commit, pending; queues and DLQs')
-  .action(() => withTarget(status));
+  .addHelpText('after', examples('inlet status', 'inlet --json status | jq .tables'))
+  .action(() => withTarget(async (t, json) => (await import('./commands/status.ts')).status(t, json)));
 program
   .command('files')
   .argument('<key-or-prefix>', 'an object key, or a key prefix')
   .option('--table <name>', 'only this table')
   .option('--limit <n>', 'at most this many', integer, 1000)
   .description('state, batch and manifest version of each file under a key or prefix')
+  .addHelpText(
+    'after',
+    examples(
+      "inlet files 'orders/2026/11/29/a b+c.json'",
+      'inlet files orders/2026/11/ --table orders --limit 20',
+    ),
+  )
   .action((keyOrPrefix: string, o: { table?: string; limit: number }) =>
-    withTarget((t, json) => files(t, keyOrPrefix, { ...o, json })),
+    withTarget(async (t, json) =>
+      (await import('./commands/files.ts')).files(t, keyOrPrefix, { ...o, json }),
+    ),
   );
 program
   .command('manifests')
   .option('--table <name>', 'only this table')
   .option('--since <version>', 'versions from this one on', integer)
   .description('committed manifest versions')
-  .action((o: { table?: string; since?: number }) => withTarget((t, json) => manifests(t, { ...o, json })));
+  .addHelpText(
+    'after',
+    examples('inlet manifests --table orders', 'inlet --json manifests --table orders --since 40'),
+  )
+  .action((o: { table?: string; since?: number }) =>
+    withTarget(async (t, json) => (await import('./commands/manifests.ts')).manifests(t, { ...o, json })),
+  );
 program
   .command('quarantine')
   .option('--days <n>', 'how many days back', integer, 7)
   .description('bad input that was set aside, with the reason')
-  .action((o: { days: number }) => withTarget((t, json) => quarantine(t, { ...o, json })));
+  .addHelpText(
+    'after',
+    examples('inlet quarantine --days 1', 'inlet --json quarantine   # full reasons and bodies'),
+  )
+  .action((o: { days: number }) =>
+    withTarget(async (t, json) => (await import('./commands/quarantine.ts')).quarantine(t, { ...o, json })),
+  );
 program
   .command('dlq')
   .description('dead-letter queues')
+  .addHelpText('after', examples('inlet dlq redrive'))
   .command('redrive')
   .description('move dead-lettered messages back to their queues')
-  .action(() => withTarget(redrive));
+  .addHelpText('after', examples('inlet dlq redrive', 'inlet --stack Inlet dlq redrive'))
+  .action(() => withTarget(async (t, json) => (await import('./commands/dlq.ts')).redrive(t, json)));
 program
   .command('put')
   .argument('<paths...>', 'local files')
   .requiredOption('--table <name>', 'the table whose landing prefix receives them')
   .description("upload files to a table's landing prefix")
-  .action((paths: string[], o: { table: string }) => withTarget((t, json) => put(t, paths, { ...o, json })));
+  .addHelpText('after', examples('inlet put data/a.json data/b.json --table orders'))
+  .action((paths: string[], o: { table: string }) =>
+    withTarget(async (t, json) => (await import('./commands/put.ts')).put(t, paths, { ...o, json })),
+  );
 const backfill = program
   .command('backfill')
-  .description('list S3 and ingest what the ledger has not seen, through the backfill state machine');
+  .description('list S3 and ingest what the ledger has not seen, through the backfill state machine')
+  .addHelpText(
+    'after',
+    examples(
+      'inlet backfill start --table orders --wait',
+      'inlet backfill status orders-20261130T101500Z-x1y2',
+    ),
+  );
 backfill
   .command('start')
   .requiredOption('--table <name>', 'the table to fill (a reprocess: a new table, live: false)')
@@ -91,8 +129,16 @@ backfill
   .option('--wait', 'wait for the run to end, with a progress bar', false)
   .option('--name <name>', 'execution name (default: <table>-<time>-<random>)')
   .description('start a backfill; prints its execution name')
+  .addHelpText(
+    'after',
+    examples(
+      'inlet backfill start --table orders --prefix orders/2026/11/ --dry-run --wait',
+      "inlet backfill start --table orders --start-after 'orders/2026/11/29/a.json'",
+    ),
+  )
   .action((o: Omit<StartOptions, 'json'>) =>
     withTarget(async (t, json) => {
+      const { backfillStart } = await import('./commands/backfill.ts');
       process.exitCode = await backfillStart(t, { ...o, json });
     }),
   );
@@ -101,18 +147,23 @@ backfill
   .argument('<execution>', 'execution name or ARN')
   .option('--wait', 'wait for the run to end, with a progress bar', false)
   .description('a backfill run: status, counts, continuations; how to resume a failed one')
+  .addHelpText('after', examples('inlet backfill status orders-20261130T101500Z-x1y2 --wait'))
   .action((execution: string, o: { wait: boolean }) =>
     withTarget(async (t, json) => {
+      const { backfillStatus } = await import('./commands/backfill.ts');
       process.exitCode = await backfillStatus(t, execution, { ...o, json });
     }),
   );
 program
   .command('down')
   .description("stop local mode's background emulator (its data goes with it)")
-  .action(() => {
+  .addHelpText('after', examples('inlet down'))
+  .action(async () => {
+    const { stopBackgroundEmulator } = await import('../local/state.ts');
     console.log(stopBackgroundEmulator() ? 'emulator stopped' : 'no background emulator was running');
   });
 
+sayNodeSupport('inlet: ');
 try {
   await program.parseAsync();
 } catch (error) {

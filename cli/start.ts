@@ -1,7 +1,6 @@
 // `npm start`: the whole pipeline on this machine, against the local emulator, with the real handlers.
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { OUTPUTS } from '../infra/inlet-stack.ts';
 import { type DemoPlan, runDemo } from '../local/demo.ts';
 import { bringUpLocalStack } from '../local/local-stack.ts';
 import { LocalRunner } from '../local/runner.ts';
@@ -9,6 +8,8 @@ import { ensureBackgroundEmulator, stateDir, writeLocalConfig } from '../local/s
 import { committedFiles, committedTotals, liveLine, recentDays } from '../local/summary.ts';
 import { createClients } from '../shared/aws/clients.ts';
 import { DEFAULT_EMULATOR_REGION, emulatorTarget } from '../shared/aws/target.ts';
+import { OUTPUTS } from '../shared/names.ts';
+import { sayNodeSupport } from './node-support.ts';
 
 const program = new Command('npm start --')
   .description('Run the Inlet pipeline locally: emulator, resources from the CDK stack, the real handlers.')
@@ -29,6 +30,7 @@ const opts = program.opts<{
 }>();
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
+sayNodeSupport('[inlet] ');
 const region = process.env.AWS_REGION ?? DEFAULT_EMULATOR_REGION;
 const emulator = opts.endpoint ? { endpoint: opts.endpoint, reused: true } : await ensureBackgroundEmulator();
 say(`emulator ${emulator.endpoint}${emulator.reused ? ' (reused)' : ''}`);

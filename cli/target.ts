@@ -1,17 +1,21 @@
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { OUTPUTS } from '../infra/inlet-stack.ts';
 import { readLocalConfig } from '../local/state.ts';
-import { type AwsClients, createClients } from '../shared/aws/clients.ts';
-import { type AwsTarget, clientConfig, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import { type AwsTarget, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
 import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
+import { OUTPUTS } from '../shared/names.ts';
 import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
+import { lazyClients } from './clients.ts';
+import { CliError } from './errors.ts';
 
 /** Everything a command needs: names, clients and the ports, for local mode or a deployed stack. */
 export interface CliTarget {
   readonly where: string;
   readonly clients: AwsClients;
-  readonly cloudwatch: CloudWatchClient;
+  /** Destroys the clients that were built (their sockets would keep the process alive). */
+  close(): void;
+  /** Where the clients point: a command that needs one more client (CloudWatch) builds it from this. */
+  readonly aws: AwsTarget;
   readonly ledger: DynamoDbLedger;
   readonly store: S3BatchStore;
   readonly landingBucket: string;
@@ -25,14 +29,6 @@ export interface CliTarget {
   /** Local mode only: the emulator endpoint and region, for the local backfill executor. */
   readonly endpoint?: string;
   readonly region?: string;
-}
-
-/** A one-line error for the user: printed without a stack trace, exit code 1. */
-export class CliError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CliError';
-  }
 }
 
 function explain(error: unknown, stack: string, region: string): CliError {
@@ -66,13 +62,19 @@ interface TargetNames {
   readonly region?: string;
 }
 
-function build(where: string, target: AwsTarget, names: TargetNames, local: boolean): CliTarget {
-  const clients = createClients(target);
+function build(
+  where: string,
+  target: AwsTarget,
+  { clients, destroy }: ReturnType<typeof lazyClients>,
+  names: TargetNames,
+  local: boolean,
+): CliTarget {
   const { ledgerTable, manifestBucket, ...rest } = names;
   return {
     where,
     clients,
-    cloudwatch: new CloudWatchClient(clientConfig(target)),
+    close: destroy,
+    aws: target,
     ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: ledgerTable }),
     store: new S3BatchStore({ client: clients.s3, bucket: manifestBucket }),
     local,
@@ -85,16 +87,17 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
   if (options.stack) {
     const target = targetFromEnv() ?? { kind: 'aws' as const };
     const region = process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? '(default region)';
-    const clients = createClients(target);
+    const lazy = lazyClients(target);
     let outputs: Record<string, string>;
     try {
-      const { Stacks } = await clients.cloudformation.send(
+      const { Stacks } = await lazy.clients.cloudformation.send(
         new DescribeStacksCommand({ StackName: options.stack }),
       );
       outputs = Object.fromEntries(
         (Stacks?.[0]?.Outputs ?? []).map((o) => [o.OutputKey ?? '', o.OutputValue ?? '']),
       );
     } catch (error) {
+      lazy.destroy();
       throw explain(error, options.stack, region);
     }
     if (!outputs[OUTPUTS.ledgerTable])
@@ -102,6 +105,7 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
     return build(
       `stack ${options.stack} (${region})`,
       target,
+      lazy,
       {
         landingBucket: outputs[OUTPUTS.landingBucket] ?? '',
         ingestQueueUrl: outputs[OUTPUTS.ingestQueueUrl] ?? '',
@@ -119,11 +123,13 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
   const local = readLocalConfig();
   if (!local)
     throw new CliError(
-      'no local mode here (.inlet/local.json is missing): run `npm start`, or pass --stack NAME for a deployed stack',
+      'no local pipeline (.inlet/local.json is missing): run `npm start`, or pass --stack NAME for a deployed stack',
     );
+  const aws = emulatorTarget(local.endpoint, local.region);
   return build(
     `local mode (${local.endpoint})`,
-    emulatorTarget(local.endpoint, local.region),
+    aws,
+    lazyClients(aws),
     {
       landingBucket: local.landingBucket,
       ingestQueueUrl: local.ingestQueueUrl,

@@ -1,7 +1,8 @@
 // Batching Lambda: S3 events from the ingestion queue -> claims -> sealed batch -> commit request.
 import { runtimeFromEnv } from '../shared/aws/runtime.ts';
 import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
+import { SERVICE } from '../shared/names.ts';
 
-const runtime = runtimeFromEnv('inlet-batcher');
+const runtime = runtimeFromEnv(SERVICE.batcher);
 
 export const handler = makeBatcherHandler(runtime);

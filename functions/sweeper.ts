@@ -2,8 +2,9 @@
 // that nobody finished, in every table the ledger holds.
 import { runtimeFromEnv } from '../shared/aws/runtime.ts';
 import { makeSweeperHandler, sweeperSettingsFromEnv } from '../shared/handlers/sweeper-handler.ts';
+import { SERVICE } from '../shared/names.ts';
 
 export const handler = makeSweeperHandler(
-  runtimeFromEnv('inlet-sweeper'),
+  runtimeFromEnv(SERVICE.sweeper),
   sweeperSettingsFromEnv(process.env),
 );

@@ -19,7 +19,7 @@ import {
 import { CallAwsService, LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { DEFAULTS } from '../shared/defaults.ts';
-import { RETRYABLE_ERRORS } from '../shared/handlers/backfill-handler.ts';
+import { BACKFILL_STATES, RETRYABLE_ERRORS } from '../shared/names.ts';
 import type { ReconcileProps } from './props.ts';
 
 export interface BackfillWorkflowProps {
@@ -29,17 +29,8 @@ export interface BackfillWorkflowProps {
   readonly reconcile?: ReconcileProps & { readonly tables: readonly string[] };
 }
 
-/** State names: the local executor and the tests find tasks by these. */
-export const BACKFILL_STATES = {
-  plan: 'Plan',
-  step: 'Step',
-  next: 'WhatNext',
-  continueAsNew: 'ContinueAsNew',
-  continued: 'Continued',
-  done: 'Done',
-  describeFailure: 'DescribeFailure',
-  failed: 'Failed',
-} as const;
+/** State names: defined in shared/names.ts (the local executor and the CLI find tasks by them). */
+export { BACKFILL_STATES };
 
 /**
  * The backfill state machine (docs/operations.md): Plan validates the input, Step lists up to 20 pages

@@ -8,10 +8,11 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
-import { projectRoot } from '../local/paths.ts';
 import type { PipelineConfig } from '../shared/config.ts';
 import { DEFAULTS } from '../shared/defaults.ts';
 import { SEALED_INDEX } from '../shared/ledger/keys.ts';
+import { METRICS_NAMESPACE, SERVICE } from '../shared/names.ts';
+import { projectRoot } from '../shared/project-root.ts';
 import { checkEnvironmentSize } from './environment-size.ts';
 import type { StatefulResources } from './stateful.ts';
 
@@ -19,13 +20,7 @@ import type { StatefulResources } from './stateful.ts';
 const bucketArn = (scope: Construct, bucket: string) =>
   Stack.of(scope).formatArn({ service: 's3', region: '', account: '', resource: bucket });
 
-export const METRICS_NAMESPACE = 'Inlet';
-export const SERVICE = {
-  batcher: 'inlet-batcher',
-  committer: 'inlet-committer',
-  sweeper: 'inlet-sweeper',
-  backfill: 'inlet-backfill',
-} as const;
+export { METRICS_NAMESPACE, SERVICE };
 
 export interface PipelineFunctionsProps {
   readonly state: StatefulResources;

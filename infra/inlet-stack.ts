@@ -1,6 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
+import { OUTPUTS } from '../shared/names.ts';
 import { IngestionPipeline } from './ingestion-pipeline.ts';
 import type { IngestionPipelineProps, InletTableProps } from './props.ts';
 
@@ -13,21 +14,8 @@ export interface InletStackProps extends StackProps {
   readonly pipeline?: Omit<IngestionPipelineProps, 'tables' | 'landingBucket' | 'landingBucketVersioned'>;
 }
 
-/** Names the CLI and local mode read back (stack outputs). */
-export const OUTPUTS = {
-  landingBucket: 'LandingBucketName',
-  manifestBucket: 'ManifestBucketName',
-  ledgerTable: 'LedgerTableName',
-  ingestQueueUrl: 'IngestQueueUrl',
-  ingestDlqUrl: 'IngestDlqUrl',
-  commitQueueUrl: 'CommitQueueUrl',
-  commitDlqUrl: 'CommitDlqUrl',
-  tables: 'TablesJson',
-  dashboard: 'DashboardName',
-  alarmTopic: 'AlarmTopicArn',
-  eventBus: 'EventBusName',
-  backfillStateMachine: 'BackfillStateMachineArn',
-} as const;
+/** Stack output names: defined in shared/names.ts so the CLI reads them without loading CDK. */
+export { OUTPUTS };
 
 export class InletStack extends Stack {
   readonly pipeline: IngestionPipeline;

@@ -14,8 +14,8 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRIC, type MetricName } from '../shared/metrics.ts';
-import { METRICS_NAMESPACE, type PipelineFunctions, SERVICE } from './functions.ts';
+import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
+import type { PipelineFunctions } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface MonitoringProps {

@@ -1,8 +1,8 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { OUTPUTS } from '../infra/inlet-stack.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { parsePipelineConfig } from '../shared/config.ts';
+import { OUTPUTS } from '../shared/names.ts';
 import { Router } from '../shared/routing.ts';
 import type { LocalStack } from './local-stack.ts';
 

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -72,6 +72,20 @@ export function adaptForEmulator(
 async function uploadAssets(clients: AwsClients, stack: SynthesizedStack, region: string): Promise<void> {
   const python = await ensureVenv();
   const work = mkdtempSync(join(tmpdir(), 'inlet-assets-'));
+  try {
+    await uploadEach(clients, stack, region, python, work);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function uploadEach(
+  clients: AwsClients,
+  stack: SynthesizedStack,
+  region: string,
+  python: string,
+  work: string,
+): Promise<void> {
   const buckets = new Set<string>();
   for (const asset of stack.assets) {
     const bucket = asset.bucketName

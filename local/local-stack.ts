@@ -1,9 +1,9 @@
 import { DescribeStackResourcesCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { OUTPUTS } from '../infra/inlet-stack.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
+import { OUTPUTS } from '../shared/names.ts';
 import { deployToEmulator } from './deploy.ts';
-import { type CfnTemplate, synthesizeInletStack } from './synth.ts';
+import type { CfnTemplate, SynthesizedStack } from './synth.ts';
 
 /**
  * Local mode deploys the same stack definition with shorter timings, so a killed pipeline recovers in seconds
@@ -63,7 +63,18 @@ export async function bringUpLocalStack(
   clients: AwsClients,
   overrides: Record<string, unknown> = {},
 ): Promise<LocalStack> {
+  // The one path of local mode that needs CDK (seconds to load): imported here, not at the top, so the
+  // CLI and the runner, which import this module for its types and settings, never load aws-cdk-lib.
+  const { synthesizeInletStack, removeSynthesized } = await import('./synth.ts');
   const synthesized = synthesizeInletStack({ ...LOCAL_OVERRIDES, ...overrides }, { bundle: false });
+  try {
+    return await describeLocalStack(clients, synthesized);
+  } finally {
+    removeSynthesized(synthesized);
+  }
+}
+
+async function describeLocalStack(clients: AwsClients, synthesized: SynthesizedStack): Promise<LocalStack> {
   const { stackName, template } = synthesized;
   let created = false;
   const existing = await clients.cloudformation

@@ -1,8 +1,7 @@
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { projectRoot } from '../shared/project-root.ts';
 
-/** The repository root, resolved from this file so scripts work from any working directory. */
-export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+export { projectRoot };
 
 export const venvDir = join(projectRoot, '.venv');
 export const requirementsFile = join(projectRoot, 'emulator', 'requirements.txt');

@@ -1,5 +1,4 @@
 import { appendFileSync } from 'node:fs';
-import { OUTPUTS } from '../infra/inlet-stack.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { queueDepth } from '../shared/aws/queues.ts';
 import { runtimeFromEnv } from '../shared/aws/runtime.ts';
@@ -7,6 +6,7 @@ import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
 import type { Log } from '../shared/log.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
+import { OUTPUTS, SERVICE } from '../shared/names.ts';
 import { commitsInFlight, sweepStale } from '../shared/usecases/sweep.ts';
 import type { FunctionName, LocalStack } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
@@ -58,9 +58,9 @@ export class LocalRunner {
     const make = (name: FunctionName, service: string) =>
       runtimeFromEnv(service, env(name), { log: fileLog(options.logFile, service), metrics: this.metrics });
     this.runtimes = {
-      batcher: make('Batcher', 'inlet-batcher'),
-      committer: make('Committer', 'inlet-committer'),
-      sweeper: make('Sweeper', 'inlet-sweeper'),
+      batcher: make('Batcher', SERVICE.batcher),
+      committer: make('Committer', SERVICE.committer),
+      sweeper: make('Sweeper', SERVICE.sweeper),
     };
   }
 

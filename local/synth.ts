@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { App, DefaultStackSynthesizer } from 'aws-cdk-lib';
@@ -29,6 +29,8 @@ export interface FileAsset {
 
 export interface SynthesizedStack {
   readonly stackName: string;
+  /** The cloud assembly in the system temp folder: the caller removes it (removeSynthesized) when done. */
+  readonly outdir: string;
   readonly template: CfnTemplate;
   readonly assets: readonly FileAsset[];
 }
@@ -73,5 +75,10 @@ export function synthesizeInletStack(
       objectKey: d.objectKey,
     })),
   );
-  return { stackName, template: artifact.template as CfnTemplate, assets };
+  return { stackName, outdir, template: artifact.template as CfnTemplate, assets };
+}
+
+/** Deletes the synthesized assembly (templates and bundles): nothing of a synth stays in the temp folder. */
+export function removeSynthesized(stack: Pick<SynthesizedStack, 'outdir'>): void {
+  rmSync(stack.outdir, { recursive: true, force: true });
 }

@@ -38,9 +38,8 @@ export async function files(
       manifestVersion: batch?.state === 'COMMITTED' ? (batch.version ?? null) : null,
     });
   }
-  output(
-    rows,
-    options.json,
-    `no file under '${keyOrPrefix}' has been seen by the ledger (check \`inlet quarantine\` and the DLQ)`,
-  );
+  output(rows, {
+    json: options.json,
+    empty: `no file under '${keyOrPrefix}' has been seen by the ledger (check \`inlet quarantine\` and the DLQ)`,
+  });
 }

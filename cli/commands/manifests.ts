@@ -1,5 +1,5 @@
 import { manifestKey } from '../../shared/manifest.ts';
-import { output } from '../format.ts';
+import { formatBytes, formatTime, output } from '../format.ts';
 import { type CliTarget, requireTable } from '../target.ts';
 
 export async function manifests(
@@ -23,5 +23,13 @@ export async function manifests(
       });
     }
   }
-  output(rows, options.json, 'no manifest versions yet');
+  output(rows, {
+    json: options.json,
+    empty: 'no manifest versions yet',
+    human: (r) => ({
+      ...r,
+      committedAt: formatTime(r.committedAt),
+      bytes: r.bytes === null ? null : formatBytes(r.bytes),
+    }),
+  });
 }

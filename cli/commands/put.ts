@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { CliError, type CliTarget, requireTable } from '../target.ts';
+import { CliError } from '../errors.ts';
+import { type CliTarget, requireTable } from '../target.ts';
 
 /** Uploads local files under the table's landing prefix; S3 then sends their events as for any upload. */
 export async function put(

@@ -1,5 +1,5 @@
 import { recentDays } from '../../local/summary.ts';
-import { output } from '../format.ts';
+import { formatBytes, formatTime, output } from '../format.ts';
 import type { CliTarget } from '../target.ts';
 
 export async function quarantine(target: CliTarget, options: { days: number; json: boolean }): Promise<void> {
@@ -8,11 +8,19 @@ export async function quarantine(target: CliTarget, options: { days: number; jso
     id: e.id,
     sentAt: e.sentAt,
     reason: e.reason,
-    ...(options.json
-      ? { body: e.body }
-      : { body: e.body.length > 60 ? `${e.body.slice(0, 57)}...` : e.body }),
+    body: e.body,
     // The stored body was cut to fit a DynamoDB item: say how long the message really was.
-    ...(e.bodyTruncated ? { bodyTruncatedFrom: `${e.bodyBytes} bytes` } : {}),
+    ...(e.bodyTruncated ? { bodyTruncated: true, bodyBytes: e.bodyBytes } : {}),
   }));
-  output(rows, options.json, `nothing quarantined in the last ${options.days} day(s)`);
+  output(rows, {
+    json: options.json,
+    empty: `nothing quarantined in the last ${options.days} day(s)`,
+    // Reasons and bodies are cut to the terminal width in the table; --json has them whole.
+    human: ({ bodyTruncated, bodyBytes, ...r }) => ({
+      ...r,
+      sentAt: formatTime(r.sentAt),
+      body: r.body.replace(/\s+/g, ' '),
+      ...(bodyTruncated ? { bodyTruncatedFrom: formatBytes(bodyBytes ?? 0) } : {}),
+    }),
+  });
 }

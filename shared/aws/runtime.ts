@@ -11,6 +11,7 @@ import { DEFAULTS } from '../defaults.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
 import type { Log } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
+import { METRICS_NAMESPACE } from '../names.ts';
 import { EventBridgePublisher, noEvents } from '../storage/eventbridge-publisher.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../storage/sqs-commit-queue.ts';
@@ -47,7 +48,7 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
   for (const client of Object.values(clients)) trackAttempts(client);
   const logger = new Logger({ serviceName: service });
   const metrics = new PowertoolsMetrics(
-    new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? 'Inlet', serviceName: service }),
+    new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE, serviceName: service }),
   );
   const ledger = new DynamoDbLedger({
     client: clients.dynamodb,

@@ -1,7 +1,11 @@
 import { type BackfillState, InvalidBackfillInput } from '../backfill/request.ts';
 import { isThrottle, UnknownOutcomeError } from '../errors.ts';
 import type { MetricsSink } from '../metrics.ts';
+import { RETRYABLE_ERRORS } from '../names.ts';
 import { type BackfillDeps, BackfillRun } from '../usecases/backfill.ts';
+
+/** Error names the state machine retries with backoff: defined in shared/names.ts. */
+export { RETRYABLE_ERRORS };
 
 /** What the state machine's Lambda tasks send (infra/backfill.ts builds these payloads). */
 export type BackfillTask =
@@ -11,9 +15,6 @@ export type BackfillTask =
       readonly execution: { readonly name: string; readonly startTime: string };
     }
   | { readonly action: 'step'; readonly state: BackfillState };
-
-/** Error names the state machine retries with backoff (its Retry lists them). */
-export const RETRYABLE_ERRORS = { throttled: 'Inlet.Throttled', transient: 'Inlet.Transient' } as const;
 
 /**
  * Names the error so the state machine can tell a retry from a report: throttling and unknown outcomes

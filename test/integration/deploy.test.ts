@@ -2,10 +2,10 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetBucketNotificationConfigurationCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OUTPUTS } from '../../infra/inlet-stack.ts';
 import { deployToEmulator } from '../../local/deploy.ts';
-import { synthesizeInletStack } from '../../local/synth.ts';
+import { removeSynthesized, synthesizeInletStack } from '../../local/synth.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
+import { OUTPUTS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 
 const clients = testClients();
@@ -15,7 +15,8 @@ describe.skipIf(testTarget().kind === 'aws')("the synthesized stack on the emula
   it('creates the stateful resources as synthesized, and wires S3 notifications to the ingest queue', async () => {
     const stackName = uniqueName('InletSmoke');
     const stack = synthesizeInletStack({ 'inlet:stackName': stackName, 'inlet:deletionProtection': false });
-    const deployment = await deployToEmulator(clients, stack);
+    // The assembly (with its bundles) lives in the temp folder: gone once deployed, whatever the outcome.
+    const deployment = await deployToEmulator(clients, stack).finally(() => removeSynthesized(stack));
 
     for (const name of Object.values(OUTPUTS)) expect(deployment.outputs[name], name).toBeTruthy();
     const { Table } = await clients.dynamodb.send(

@@ -123,7 +123,7 @@ describe.skipIf(target.kind !== 'emulator')('local mode and the inlet CLI', () =
       encoding: 'utf8',
     });
     expect(noLocal.status).toBe(1);
-    expect(noLocal.stderr).toMatch(/inlet: no local mode here .* run `npm start`, or pass --stack NAME/);
+    expect(noLocal.stderr).toMatch(/inlet: no local pipeline .* run `npm start`, or pass --stack NAME/);
   });
 });
 

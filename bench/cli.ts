@@ -1,0 +1,91 @@
+// How long a person waits for `npx inlet --help` and `npx inlet status` (local mode), as they type them.
+// Targets (issue 12): help under 0.5 s, status under 1.5 s. Measured here, not in a timed test: the numbers
+// depend on the machine and its load, which the result records next to them.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bringUpLocalStack } from '../local/local-stack.ts';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import { OUTPUTS } from '../shared/names.ts';
+import { projectRoot } from '../shared/project-root.ts';
+
+export interface CliTimings {
+  /** `npx inlet --help`, median wall time. */
+  readonly helpMs: number;
+  /** `npx inlet status` against a local pipeline, median wall time. */
+  readonly statusMs: number;
+  /** The same two without npx (`node cli/bin.mjs`): the CLI's own share. */
+  readonly direct: { readonly helpMs: number; readonly statusMs: number };
+  /** What npx itself costs before it starts any bin (npx running esbuild's native `--version`). */
+  readonly npxOverheadMs: number;
+  readonly runs: number;
+  /** 1-minute load average per core when measured: above 1, every figure here waited for a CPU. */
+  readonly loadPerCore: number;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0);
+};
+
+function wallMs(command: string, args: string[], env: NodeJS.ProcessEnv): number {
+  const begun = performance.now();
+  const result = spawnSync(command, args, { cwd: projectRoot, env, encoding: 'utf8', timeout: 60_000 });
+  const elapsed = performance.now() - begun;
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.stderr.slice(-500)}`);
+  return elapsed;
+}
+
+/** Brings up a local pipeline on the bench's emulator (as `npm start` would) and times the CLI against it. */
+export async function cliTimings(
+  clients: AwsClients,
+  endpoint: string,
+  options: { runs: number; log: (line: string) => void },
+): Promise<CliTimings> {
+  const state = mkdtempSync(join(tmpdir(), 'inlet-bench-cli-'));
+  try {
+    const stack = await bringUpLocalStack(clients, { 'inlet:stackName': 'InletBenchCli' });
+    const o = stack.outputs;
+    writeFileSync(
+      join(state, 'local.json'),
+      JSON.stringify({
+        endpoint,
+        region: 'us-east-1',
+        landingBucket: o[OUTPUTS.landingBucket],
+        manifestBucket: o[OUTPUTS.manifestBucket],
+        ledgerTable: o[OUTPUTS.ledgerTable],
+        ingestQueueUrl: o[OUTPUTS.ingestQueueUrl],
+        ingestDlqUrl: o[OUTPUTS.ingestDlqUrl],
+        commitQueueUrl: o[OUTPUTS.commitQueueUrl],
+        commitDlqUrl: o[OUTPUTS.commitDlqUrl],
+        tables: stack.tables,
+        stackName: stack.stackName,
+        backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
+      }),
+    );
+    const env = { ...process.env, INLET_STATE_DIR: state };
+    const bin = join(projectRoot, 'cli', 'bin.mjs');
+    const time = (command: string, args: string[]) => {
+      wallMs(command, args, env); // warm: tsx's compile cache and the OS file cache, as after a first use
+      return median(Array.from({ length: options.runs }, () => wallMs(command, args, env)));
+    };
+    options.log(`cli: ${options.runs} runs each of --help and status, with and without npx`);
+    const timings = {
+      helpMs: time('npx', ['inlet', '--help']),
+      statusMs: time('npx', ['inlet', 'status']),
+      direct: {
+        helpMs: time(process.execPath, [bin, '--help']),
+        statusMs: time(process.execPath, [bin, 'status']),
+      },
+      npxOverheadMs: time('npx', ['--no-install', 'esbuild', '--version']),
+      runs: options.runs,
+      loadPerCore: Math.round(((loadavg()[0] ?? 0) / availableParallelism()) * 100) / 100,
+    };
+    return timings;
+  } finally {
+    rmSync(state, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { LocalBackfill, readExecutionRecord } from '../../local/backfill-executor.ts';
+import { projectRoot } from '../../local/paths.ts';
+import { backfillRecordsDir } from '../../local/state.ts';
+import type { BackfillSummary } from '../../shared/backfill/request.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
+import { CliError } from '../errors.ts';
+import type { CliTarget } from '../target.ts';
+import { type Backfills, lastSegment, parseCause, type RunView, resumeHint } from './run-view.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Local mode: the deployed definition runs in an ASL interpreter (local/backfill-executor.ts), in this
+ * process with --wait, else in a detached worker; records in .inlet/backfills/ make `status` work from
+ * any terminal. The ingestion itself is `npm start`'s job, as Lambda's would be.
+ */
+export class LocalBackfills implements Backfills {
+  constructor(private readonly target: CliTarget) {}
+
+  async start(input: Record<string, unknown>, name: string, wait: boolean): Promise<string> {
+    if (!wait) {
+      const worker = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(projectRoot, 'cli', 'backfill-worker.ts'), name, JSON.stringify(input)],
+        { cwd: projectRoot, detached: true, stdio: 'ignore', env: process.env },
+      );
+      worker.unref();
+      // The worker writes the record when the execution starts; wait for it, so `status` finds it.
+      for (let i = 0; i < 300 && !readExecutionRecord(backfillRecordsDir, name); i++)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      if (!readExecutionRecord(backfillRecordsDir, name))
+        throw new CliError(`the backfill worker did not start ${name} within 30 s`);
+      return name;
+    }
+    const executor = localExecutor(this.target);
+    await executor.start(input, name);
+    // Runs on in this process; `view` reads the records it writes.
+    void executor.waitForRun(name);
+    return name;
+  }
+
+  async view(execution: string): Promise<RunView> {
+    const executions: string[] = [];
+    let name = lastSegment(execution);
+    let firstInput: Record<string, unknown> | undefined;
+    for (;;) {
+      const record = readExecutionRecord(backfillRecordsDir, name);
+      if (!record) {
+        if (executions.length === 0) throw new CliError(`no local backfill execution '${name}'`);
+        // The continuation is about to write its first record.
+        return { execution: name, status: 'RUNNING', executions };
+      }
+      executions.push(record.executionArn);
+      firstInput ??= record.input as Record<string, unknown>;
+      if (record.status === 'SUCCEEDED' && record.continuedAs) {
+        name = lastSegment(record.continuedAs);
+        continue;
+      }
+      if (record.status === 'SUCCEEDED')
+        return {
+          execution: record.executionArn,
+          status: record.status,
+          executions,
+          summary: record.output as BackfillSummary,
+        };
+      if (record.status === 'RUNNING' && alive(record.pid))
+        return {
+          execution: record.executionArn,
+          status: 'RUNNING',
+          executions,
+          ...(record.progress ? { summary: record.progress } : {}),
+        };
+      const interrupted = record.status === 'RUNNING';
+      const { summary, detail } = interrupted
+        ? { summary: record.progress, detail: undefined }
+        : parseCause(record.cause);
+      return {
+        execution: record.executionArn,
+        status: interrupted ? 'INTERRUPTED' : record.status,
+        executions,
+        ...(summary ? { summary } : {}),
+        error: interrupted ? 'ProcessExited' : (record.error ?? 'Error'),
+        cause: interrupted
+          ? `the process running it (pid ${record.pid}) exited`
+          : (detail ?? record.cause ?? ''),
+        resume: resumeHint(firstInput, summary),
+      };
+    }
+  }
+}
+
+export function localExecutor(target: CliTarget): LocalBackfill {
+  return new LocalBackfill({
+    clients: target.clients,
+    stateMachineArn: target.backfillStateMachineArn,
+    endpoint: target.endpoint ?? '',
+    region: target.region ?? 'us-east-1',
+    recordsDir: backfillRecordsDir,
+    // The handler's logs and EMF metrics would interleave with the CLI's output; the records carry the counts.
+    log: { debug() {}, info() {}, warn() {}, error() {} },
+    metrics: new MemoryMetrics(),
+  });
+}

@@ -1,0 +1,46 @@
+import type { BackfillSummary } from '../../shared/backfill/request.ts';
+
+// What both backends (Step Functions, the local executor) report, and what the renderer prints.
+
+/** A run (an execution and its continuations) as the CLI shows it. */
+export interface RunView {
+  readonly execution: string;
+  readonly status: string;
+  /** Every execution of the run, first to last. */
+  readonly executions: string[];
+  readonly summary?: BackfillSummary;
+  readonly error?: string;
+  readonly cause?: string;
+  /** For a failed or interrupted run: how to go on from where it stopped. */
+  readonly resume?: string;
+}
+
+export interface Backfills {
+  start(input: Record<string, unknown>, name: string, wait: boolean): Promise<string>;
+  view(execution: string): Promise<RunView>;
+}
+
+export const lastSegment = (arnOrName: string) => arnOrName.split(':').at(-1) ?? arnOrName;
+
+export function resumeHint(input: Record<string, unknown> | undefined, summary: BackfillSummary | undefined) {
+  if (!summary?.lastKey) return 'nothing was listed yet: start it again';
+  const flags = [`--table ${summary.table}`];
+  if (input?.prefix) flags.push(`--prefix '${input.prefix}'`);
+  if (input?.modifiedAfter) flags.push(`--modified-after ${input.modifiedAfter}`);
+  if (input?.modifiedBefore) flags.push(`--modified-before ${input.modifiedBefore}`);
+  if (input?.glob) flags.push(`--glob '${input.glob}'`);
+  return `inlet backfill start ${flags.join(' ')} --start-after '${summary.lastKey.replace(/'/g, "'\\''")}'`;
+}
+
+/** Failure causes carry the state at the failed step (infra/backfill.ts DescribeFailure). */
+export function parseCause(cause: string | undefined): { summary?: BackfillSummary; detail?: string } {
+  try {
+    const parsed = JSON.parse(cause ?? '') as {
+      summary?: BackfillSummary;
+      failure?: { Cause?: string };
+    };
+    return { summary: parsed.summary, detail: parsed.failure?.Cause };
+  } catch {
+    return { detail: cause };
+  }
+}

@@ -1,0 +1,153 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
+import { LocalRunner } from '../../local/runner.ts';
+import { destroyClients } from '../../shared/aws/clients.ts';
+import { OUTPUTS } from '../../shared/names.ts';
+import { projectRoot } from '../../shared/project-root.ts';
+import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+
+// What `inlet` prints against a local pipeline with data in it: a human table in a pseudo-terminal
+// (`script`, so stdout is a TTY of a known width), and clean JSON with the exact values for scripts.
+
+const target = testTarget();
+const endpoint = target.kind === 'emulator' ? target.endpoint : '';
+const clients = testClients();
+const scratch = mkdtempSync(join(tmpdir(), 'inlet-cli-output-'));
+const state = join(scratch, 'state');
+/** The temp folder every run here uses (bring-up in this process, the CLI in children): checked at the end. */
+const temp = join(scratch, 'tmp');
+mkdirSync(temp);
+const LONG_BODY = `not json: ${'x'.repeat(400)}`;
+let stack: LocalStack;
+
+function withTemp<T>(fn: () => Promise<T>): Promise<T> {
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = temp;
+  return fn().finally(() => {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+  });
+}
+
+const cliEnv = () => {
+  // The CLI must quiet the SDK itself: drop anything the test runner's environment does for it.
+  const { NODE_NO_WARNINGS: _a, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: _b, ...env } = process.env;
+  return { ...env, TMPDIR: temp, INLET_STATE_DIR: state };
+};
+const bin = join(projectRoot, 'cli', 'bin.mjs');
+
+/** `inlet ARGS` with stdout on a pipe (what a script sees). */
+function inlet(...args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], {
+    cwd: projectRoot,
+    env: cliEnv(),
+    encoding: 'utf8',
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `inlet ARGS` in a pseudo-terminal `columns` wide (what a person sees); stdout and stderr merged. */
+function inletTty(columns: number, ...args: string[]): string {
+  const command = `stty cols ${columns} rows 50; '${process.execPath}' '${bin}' ${args.join(' ')}`;
+  const r = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], {
+    cwd: projectRoot,
+    env: cliEnv(),
+    encoding: 'utf8',
+  });
+  expect(r.status, r.stdout + r.stderr).toBe(0);
+  return r.stdout.replace(/\r/g, '');
+}
+
+beforeAll(async () => {
+  if (target.kind !== 'emulator') return;
+  stack = await withTemp(() => bringUpLocalStack(clients, { 'inlet:stackName': uniqueName('InletCli') }));
+  const o = stack.outputs;
+  mkdirSync(state, { recursive: true });
+  writeFileSync(
+    join(state, 'local.json'),
+    JSON.stringify({
+      endpoint,
+      region: 'us-east-1',
+      landingBucket: o[OUTPUTS.landingBucket],
+      manifestBucket: o[OUTPUTS.manifestBucket],
+      ledgerTable: o[OUTPUTS.ledgerTable],
+      ingestQueueUrl: o[OUTPUTS.ingestQueueUrl],
+      ingestDlqUrl: o[OUTPUTS.ingestDlqUrl],
+      commitQueueUrl: o[OUTPUTS.commitQueueUrl],
+      commitDlqUrl: o[OUTPUTS.commitDlqUrl],
+      tables: stack.tables,
+      stackName: stack.stackName,
+      backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
+    }),
+  );
+  // One 3 KiB file committed, one unreadable message quarantined with a body wider than any terminal.
+  await clients.s3.send(
+    new PutObjectCommand({
+      Bucket: o[OUTPUTS.landingBucket],
+      Key: 'orders/cli/one.json',
+      Body: JSON.stringify({ pad: 'p'.repeat(3 * 1024) }),
+    }),
+  );
+  await clients.sqs.send(
+    new SendMessageCommand({ QueueUrl: o[OUTPUTS.ingestQueueUrl], MessageBody: LONG_BODY }),
+  );
+  const runner = new LocalRunner({ clients, stack, endpoint, region: 'us-east-1' });
+  runner.start();
+  try {
+    await runner.untilQuiet(undefined, 90_000);
+  } finally {
+    await runner.stop();
+  }
+}, 180_000);
+
+afterAll(() => {
+  destroyClients(clients);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe.skipIf(target.kind !== 'emulator')('inlet output against a local pipeline', () => {
+  it('status: sizes in KiB and the last commit as a relative time for a person; exact values in --json', () => {
+    const human = inletTty(100, 'status');
+    expect(human).toMatch(/orders: head v1, 1 files, 3\.0 KiB, last commit (just now|\d+ s ago|\d+ min ago)/);
+
+    const { status, stdout, stderr } = inlet('--json', 'status');
+    expect(status, stderr).toBe(0);
+    const json = JSON.parse(stdout);
+    const orders = json.tables.find((t: { name: string }) => t.name === 'orders');
+    expect(orders.bytes).toBeGreaterThan(3 * 1024);
+    expect(Number.isInteger(orders.bytes)).toBe(true);
+    expect(new Date(orders.lastCommitAt).toISOString()).toBe(orders.lastCommitAt);
+    expect(stderr).not.toMatch(/NodeVersionSupportWarning/);
+  });
+
+  it('quarantine: the table fits the terminal, the full body is in --json', () => {
+    const lines = inletTty(60, 'quarantine').split('\n').filter(Boolean);
+    const table = lines.filter((l) => !/is end-of-life/.test(l));
+    expect(table[0]).toMatch(/^id\s+sentAt\s+reason\s+body/);
+    for (const line of table) expect(line.length).toBeLessThanOrEqual(60);
+    expect(table.some((l) => l.endsWith('…'))).toBe(true);
+
+    const { stdout } = inlet('--json', 'quarantine');
+    const entries = JSON.parse(stdout) as Array<{ body: string; sentAt: string }>;
+    expect(entries.map((e) => e.body)).toContain(LONG_BODY);
+  });
+
+  it('manifests: sizes and times readable in the table, exact in --json', () => {
+    expect(inletTty(200, 'manifests', '--table', 'orders')).toMatch(
+      /orders\s+1\s+(just now|\d+ s ago|\d+ min ago)\s+1\s+3\.0 KiB/,
+    );
+    const [manifest] = JSON.parse(inlet('--json', 'manifests', '--table', 'orders').stdout);
+    expect(manifest.bytes).toBeGreaterThan(3 * 1024);
+  });
+
+  it('leaves nothing in the temp folder: not the synth, not the asset upload, not the CLI', () => {
+    // tsx keeps one reused compile cache there (tsx-<uid>): tsx's, not a pile-up of ours.
+    expect(readdirSync(temp).filter((name) => !/^tsx-\d+$/.test(name))).toEqual([]);
+  });
+});

@@ -1,0 +1,127 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../shared/project-root.ts';
+
+// Dependencies point one way (issue 12): product code never reaches into the tools built around it, and
+// the CLI and local runner never load CDK at run time (it costs seconds per command). A regex over import
+// statements is enough here: the code base uses only `import ... from '...'`, `export ... from '...'` and
+// `import('...')`, and this test fails on a specifier it cannot resolve rather than skipping it.
+
+const PRODUCT = ['shared', 'functions', 'infra'];
+const TOOLS = ['local', 'cli', 'bench', 'test'];
+const CDK_PACKAGES = ['aws-cdk-lib', 'constructs', 'cdk-nag', 'aws-cdk'];
+/** The synth/deploy path of `npm start`: needs CDK, so it is only ever loaded with a dynamic import. */
+const SYNTH_PATH = 'local/synth.ts';
+
+interface Edge {
+  readonly from: string;
+  readonly to: string;
+  /** Erased at compile time (`import type`, `export type`): never loaded. */
+  readonly typeOnly: boolean;
+  /** `import('...')`: loaded only when that code path runs. */
+  readonly dynamic: boolean;
+}
+
+function tsFiles(dir: string): string[] {
+  const root = join(projectRoot, dir);
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.(ts|mts|mjs)$/.test(e.name) && !e.parentPath.includes('node_modules'))
+    .map((e) => relative(projectRoot, join(e.parentPath, e.name)));
+}
+
+const STATIC = /^\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/gm;
+const DYNAMIC = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** Relative specifiers become project paths; packages keep their name (scope and first segment). */
+function target(from: string, specifier: string): string {
+  if (!specifier.startsWith('.')) {
+    const parts = specifier.split('/');
+    return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] ?? specifier);
+  }
+  const path = relative(projectRoot, resolve(projectRoot, dirname(from), specifier));
+  if (!existsSync(join(projectRoot, path))) throw new Error(`${from}: cannot resolve ${specifier}`);
+  return path;
+}
+
+function edges(file: string): Edge[] {
+  const source = readFileSync(join(projectRoot, file), 'utf8');
+  const found: Edge[] = [];
+  for (const m of source.matchAll(STATIC)) {
+    const specifier = m[3] ?? '';
+    // Only `import type` / `export type` is erased: under verbatimModuleSyntax `import { type A } from 'm'`
+    // still loads m (it compiles to `import {} from 'm'`), so it counts as a run-time edge.
+    found.push({
+      from: file,
+      to: target(file, specifier),
+      typeOnly: Boolean(m[2]),
+      dynamic: false,
+    });
+  }
+  for (const m of source.matchAll(DYNAMIC))
+    found.push({ from: file, to: target(file, m[1] ?? ''), typeOnly: false, dynamic: true });
+  return found;
+}
+
+const layer = (path: string) => path.split('/')[0] ?? '';
+
+/** Every module `file` loads when it is imported: static, non-type imports, followed transitively. */
+function staticClosure(file: string): Map<string, string[]> {
+  const chains = new Map<string, string[]>([[file, [file]]]);
+  const queue = [file];
+  while (queue.length > 0) {
+    const current = queue.shift() ?? '';
+    if (!/\.(ts|mts|mjs)$/.test(current)) continue;
+    for (const edge of edges(current)) {
+      if (edge.typeOnly || edge.dynamic || chains.has(edge.to)) continue;
+      chains.set(edge.to, [...(chains.get(current) ?? []), edge.to]);
+      queue.push(edge.to);
+    }
+  }
+  return chains;
+}
+
+describe('the import graph', () => {
+  it('product code (shared/, functions/, infra/) never imports local/, cli/, bench/ or test/', () => {
+    const wrongWay = PRODUCT.flatMap(tsFiles)
+      .flatMap(edges)
+      .filter((e) => TOOLS.includes(layer(e.to)))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(wrongWay).toEqual([]);
+  });
+
+  it('nothing the CLI or the local runner loads at run time reaches infra/ or CDK, except the synth path', () => {
+    const entries = ['cli', 'local'].flatMap(tsFiles).filter((f) => f !== SYNTH_PATH);
+    const reached = new Set<string>();
+    for (const entry of entries) {
+      for (const [module, chain] of staticClosure(entry)) {
+        if (layer(module) === 'infra' || CDK_PACKAGES.includes(module) || module === SYNTH_PATH)
+          reached.add(chain.join(' -> '));
+      }
+    }
+    expect([...reached]).toEqual([]);
+  });
+
+  it('the synth path is loaded only by a dynamic import', () => {
+    const importers = tsFiles('cli')
+      .concat(tsFiles('local'))
+      .flatMap(edges)
+      .filter((e) => e.to === SYNTH_PATH);
+    expect(importers.filter((e) => !e.dynamic && !e.typeOnly).map((e) => e.from)).toEqual([]);
+    expect(importers.some((e) => e.dynamic)).toBe(true);
+  });
+
+  it('shared/names.ts loads nothing but the metric names (which import nothing): any layer reads a name for free', () => {
+    expect([...staticClosure('shared/names.ts').keys()].sort()).toEqual([
+      'shared/metrics.ts',
+      'shared/names.ts',
+    ]);
+  });
+
+  it('sees a wrong-way import when there is one (the check itself works)', () => {
+    // infra/functions.ts builds Lambda entries from the project root: a real edge to shared/.
+    expect(edges('infra/functions.ts').map((e) => e.to)).toContain('shared/project-root.ts');
+    expect([...staticClosure('local/synth.ts').keys()]).toContain('aws-cdk-lib');
+  });
+});
