@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bringUpLocalStack } from '../local/local-stack.ts';
+import { localConfigOf } from '../local/state.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
-import { OUTPUTS } from '../shared/names.ts';
 import { projectRoot } from '../shared/project-root.ts';
 
 export interface CliTimings {
@@ -48,24 +48,7 @@ export async function cliTimings(
   const state = mkdtempSync(join(tmpdir(), 'inlet-bench-cli-'));
   try {
     const stack = await bringUpLocalStack(clients, { 'inlet:stackName': 'InletBenchCli' });
-    const o = stack.outputs;
-    writeFileSync(
-      join(state, 'local.json'),
-      JSON.stringify({
-        endpoint,
-        region: 'us-east-1',
-        landingBucket: o[OUTPUTS.landingBucket],
-        manifestBucket: o[OUTPUTS.manifestBucket],
-        ledgerTable: o[OUTPUTS.ledgerTable],
-        ingestQueueUrl: o[OUTPUTS.ingestQueueUrl],
-        ingestDlqUrl: o[OUTPUTS.ingestDlqUrl],
-        commitQueueUrl: o[OUTPUTS.commitQueueUrl],
-        commitDlqUrl: o[OUTPUTS.commitDlqUrl],
-        tables: stack.tables,
-        stackName: stack.stackName,
-        backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
-      }),
-    );
+    writeFileSync(join(state, 'local.json'), JSON.stringify(localConfigOf(stack, endpoint, 'us-east-1')));
     const env = { ...process.env, INLET_STATE_DIR: state };
     const bin = join(projectRoot, 'cli', 'bin.mjs');
     const time = (command: string, args: string[]) => {

@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { type DemoPlan, runDemo } from '../local/demo.ts';
 import { bringUpLocalStack } from '../local/local-stack.ts';
 import { LocalRunner } from '../local/runner.ts';
-import { ensureBackgroundEmulator, stateDir, writeLocalConfig } from '../local/state.ts';
+import { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig } from '../local/state.ts';
 import { committedFiles, committedTotals, liveLine, recentDays } from '../local/summary.ts';
 import { createClients } from '../shared/aws/clients.ts';
 import { DEFAULT_EMULATOR_REGION, emulatorTarget } from '../shared/aws/target.ts';
@@ -40,20 +40,7 @@ say(
   `stack ${stack.stackName} ${stack.created ? 'deployed from the synthesized template' : 'found (resuming)'}`,
 );
 const o = stack.outputs;
-writeLocalConfig({
-  endpoint: emulator.endpoint,
-  region,
-  landingBucket: o[OUTPUTS.landingBucket] ?? '',
-  manifestBucket: o[OUTPUTS.manifestBucket] ?? '',
-  ledgerTable: o[OUTPUTS.ledgerTable] ?? '',
-  ingestQueueUrl: o[OUTPUTS.ingestQueueUrl] ?? '',
-  tables: stack.tables,
-  stackName: stack.stackName,
-  ingestDlqUrl: o[OUTPUTS.ingestDlqUrl] ?? '',
-  commitQueueUrl: o[OUTPUTS.commitQueueUrl] ?? '',
-  commitDlqUrl: o[OUTPUTS.commitDlqUrl] ?? '',
-  backfillStateMachineArn: o[OUTPUTS.backfillStateMachine] ?? '',
-});
+writeLocalConfig(localConfigOf(stack, emulator.endpoint, region));
 say(
   `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,
 );

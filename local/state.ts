@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { OUTPUTS } from '../shared/names.ts';
 import { emulatorAnswers, startEmulator } from './emulator.ts';
 import { projectRoot } from './paths.ts';
 
@@ -25,6 +26,33 @@ export interface LocalConfig {
   readonly commitDlqUrl: string;
   /** Absent in a local.json from before backfills existed: `npm start` rewrites it. */
   readonly backfillStateMachineArn?: string;
+}
+
+/** `.inlet/local.json`'s content for a stack brought up on the emulator at `endpoint`. */
+export function localConfigOf(
+  stack: {
+    readonly outputs: Record<string, string>;
+    readonly tables: LocalConfig['tables'];
+    readonly stackName: string;
+  },
+  endpoint: string,
+  region: string,
+): LocalConfig {
+  const o = stack.outputs;
+  return {
+    endpoint,
+    region,
+    landingBucket: o[OUTPUTS.landingBucket] ?? '',
+    manifestBucket: o[OUTPUTS.manifestBucket] ?? '',
+    ledgerTable: o[OUTPUTS.ledgerTable] ?? '',
+    ingestQueueUrl: o[OUTPUTS.ingestQueueUrl] ?? '',
+    tables: stack.tables,
+    stackName: stack.stackName,
+    ingestDlqUrl: o[OUTPUTS.ingestDlqUrl] ?? '',
+    commitQueueUrl: o[OUTPUTS.commitQueueUrl] ?? '',
+    commitDlqUrl: o[OUTPUTS.commitDlqUrl] ?? '',
+    backfillStateMachineArn: o[OUTPUTS.backfillStateMachine] ?? '',
+  };
 }
 
 export function writeLocalConfig(config: LocalConfig): void {

@@ -7,6 +7,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { LocalRunner } from '../../local/runner.ts';
+import { localConfigOf } from '../../local/state.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import { projectRoot } from '../../shared/project-root.ts';
@@ -69,23 +70,7 @@ beforeAll(async () => {
   stack = await withTemp(() => bringUpLocalStack(clients, { 'inlet:stackName': uniqueName('InletCli') }));
   const o = stack.outputs;
   mkdirSync(state, { recursive: true });
-  writeFileSync(
-    join(state, 'local.json'),
-    JSON.stringify({
-      endpoint,
-      region: 'us-east-1',
-      landingBucket: o[OUTPUTS.landingBucket],
-      manifestBucket: o[OUTPUTS.manifestBucket],
-      ledgerTable: o[OUTPUTS.ledgerTable],
-      ingestQueueUrl: o[OUTPUTS.ingestQueueUrl],
-      ingestDlqUrl: o[OUTPUTS.ingestDlqUrl],
-      commitQueueUrl: o[OUTPUTS.commitQueueUrl],
-      commitDlqUrl: o[OUTPUTS.commitDlqUrl],
-      tables: stack.tables,
-      stackName: stack.stackName,
-      backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
-    }),
-  );
+  writeFileSync(join(state, 'local.json'), JSON.stringify(localConfigOf(stack, endpoint, 'us-east-1')));
   // One 3 KiB file committed, one unreadable message quarantined with a body wider than any terminal.
   await clients.s3.send(
     new PutObjectCommand({
