@@ -6,14 +6,14 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/contract/fakes.test.ts'],
           testTimeout: 60_000,
         },
       },
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/contract/adapters.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           // One file at a time: they share one emulator, whose Python process is the bottleneck; files run
           // side by side only contend for it (measured: the 20,000-file backfill 342 s alone, 672 s with two
