@@ -38,7 +38,7 @@ function driven<T extends object>(port: T, scheduler: Scheduler): T {
   });
 }
 
-export async function fakeTarget(seed = 1): Promise<ContractTarget> {
+export async function fakeTarget(seed: number): Promise<ContractTarget> {
   const world = new World(seed);
   world.stopFaults();
   const worker = new Worker('contract', 0, world.scheduler);

@@ -1,8 +1,18 @@
-/** The port contracts against the simulation's in-memory fakes (no network; the unit project). */
+/**
+ * The port contracts against the simulation's in-memory fakes (no network; the unit project). Several
+ * seeds: the fakes' latencies come from the seed, and a fake that only answers right when its calls are
+ * far apart in simulated time is a drift too.
+ */
+import { describe } from 'vitest';
 import { fakeTarget } from './fake-target.ts';
 import { ledgerContract } from './ledger-contract.ts';
 import { batchStoreContract, commitQueueContract } from './storage-contract.ts';
 
-ledgerContract(fakeTarget);
-batchStoreContract(fakeTarget);
-commitQueueContract(fakeTarget);
+for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+  describe(`fakes, seed ${seed}`, () => {
+    const target = () => fakeTarget(seed);
+    ledgerContract(target);
+    batchStoreContract(target);
+    commitQueueContract(target);
+  });
+}

@@ -80,7 +80,10 @@ export function ledgerContract(target: TargetFactory): void {
         kind: 'owned',
         owner: { batchId: 'B2', leaseUntil: 7_000 },
       });
-      expect(await t.ledger.getFile(table, file.identity)).toMatchObject({ batchId: 'B2', leaseUntil: 7_000 });
+      expect(await t.ledger.getFile(table, file.identity)).toMatchObject({
+        batchId: 'B2',
+        leaseUntil: 7_000,
+      });
     });
 
     it('sealBatch: seals once, a retry of our own seal is sealed too, a fenced batch is refused', async () => {
@@ -109,7 +112,9 @@ export function ledgerContract(target: TargetFactory): void {
       expect(await t.ledger.reserveVersion(table, 0, pending('B2', 1))).toBe(false);
       expect((await t.ledger.getTable(table)).pending).toEqual(pending('B1', 1));
 
-      expect(await t.ledger.finalizeCommit(table, pending('B1', 1), { files: 2, bytes: 20 })).toBe('committed');
+      expect(await t.ledger.finalizeCommit(table, pending('B1', 1), { files: 2, bytes: 20 })).toBe(
+        'committed',
+      );
       expect(await t.ledger.finalizeCommit(table, pending('B1', 1), { files: 2, bytes: 20 })).toBe(
         'already-committed',
       );

@@ -2,6 +2,11 @@
  * One DynamoDB table in memory with the semantics the ledger relies on: conditional writes that return
  * the old item (ALL_OLD) on failure, TransactWriteItems with per-item cancellation reasons, and conflicts
  * between a transaction and any other write to one of its items while it is in progress.
+ *
+ * A transaction applies at one instant here and then holds its items for a few simulated ms, standing in
+ * for the time its two-phase commit takes on AWS. Only other writers meet that hold: the writer that got
+ * the answer knows the transaction is over (TransactWriteItems is synchronous), so its next request on
+ * the same item must not conflict, or the fakes refuse a sequence AWS accepts (test/contract/).
  */
 import { sdkError } from '../faults.ts';
 import type { Scheduler } from '../scheduler.ts';
@@ -26,8 +31,8 @@ const copy = (item: Item | undefined) => (item === undefined ? undefined : struc
 
 export class DynamoTable {
   private readonly items = new Map<string, Item>();
-  /** Items held by a transaction until this simulated time: its two-phase commit is in flight. */
-  private readonly held = new Map<string, number>();
+  /** Items held by a transaction until this simulated time (its two-phase commit in flight), and by whom. */
+  private readonly held = new Map<string, { readonly until: number; readonly by: string | undefined }>();
 
   constructor(private readonly scheduler: Scheduler) {}
 
@@ -39,14 +44,15 @@ export class DynamoTable {
     return [...this.items.values()].map((item) => copy(item) as Item);
   }
 
-  private heldNow(key: Key): boolean {
-    return (this.held.get(id(key)) ?? -1) > this.scheduler.now;
+  private heldNow(key: Key, by: string | undefined): boolean {
+    const hold = this.held.get(id(key));
+    return hold !== undefined && hold.until > this.scheduler.now && (by === undefined || hold.by !== by);
   }
 
   /** PutItem / UpdateItem with a condition; throws ConditionalCheckFailedException carrying the old item. */
-  write(op: TxOp & { readonly write: (old: Item | undefined) => Item }): void {
+  write(op: TxOp & { readonly write: (old: Item | undefined) => Item }, by?: string): void {
     // "TransactionConflictException: ... an ongoing transaction" (DynamoDB API, PutItem/UpdateItem errors).
-    if (this.heldNow(op.key)) throw sdkError('TransactionConflictException', 400);
+    if (this.heldNow(op.key, by)) throw sdkError('TransactionConflictException', 400);
     const old = this.items.get(id(op.key));
     if (!op.condition(copy(old))) {
       throw sdkError('ConditionalCheckFailedException', 400, {
@@ -60,8 +66,8 @@ export class DynamoTable {
    * TransactWriteItems: all or nothing. Cancelled with `TransactionConflict` for an item another
    * transaction holds, else `ConditionalCheckFailed` for each failed condition (other items: `None`).
    */
-  transact(ops: readonly TxOp[], holdMs: number): void {
-    const conflicts = ops.map((op) => this.heldNow(op.key));
+  transact(ops: readonly TxOp[], holdMs: number, by?: string): void {
+    const conflicts = ops.map((op) => this.heldNow(op.key, by));
     const olds = ops.map((op) => copy(this.items.get(id(op.key))));
     const failed = ops.map((op, i) => !op.condition(olds[i]));
     if (conflicts.some(Boolean) || failed.some(Boolean)) {
@@ -75,7 +81,7 @@ export class DynamoTable {
     }
     ops.forEach((op, i) => {
       if (op.write) this.items.set(id(op.key), { ...op.write(olds[i]), ...op.key });
-      this.held.set(id(op.key), this.scheduler.now + holdMs);
+      this.held.set(id(op.key), { until: this.scheduler.now + holdMs, by });
     });
   }
 }

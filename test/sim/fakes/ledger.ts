@@ -31,11 +31,24 @@ import type {
 } from '../../../shared/model.ts';
 import type { Aws, SdkError } from '../faults.ts';
 import type { Worker } from '../scheduler.ts';
-import type { DynamoTable, Item } from './dynamo.ts';
+import type { DynamoTable, Item, TxOp } from './dynamo.ts';
 
 export type Classify = (operation: string, error: unknown) => InletError;
 
-const toBatch = (item: Item): BatchRecord => item as unknown as BatchRecord;
+/** The record's own fields, as the adapter maps them: no key or index attributes leak into it. */
+const toBatch = (item: Item): BatchRecord => ({
+  table: item.table as string,
+  batchId: item.batchId as string,
+  state: item.state as BatchRecord['state'],
+  fileCount: item.fileCount as number | undefined,
+  bytes: item.bytes as number | undefined,
+  stagedKey: item.stagedKey as string | undefined,
+  sealedAt: item.sealedAt as number | undefined,
+  version: item.version as number | undefined,
+  committedAt: item.committedAt as string | undefined,
+  publishedAt: item.publishedAt as string | undefined,
+  minEventTime: item.minEventTime as string | undefined,
+});
 const named = (error: unknown, name: string) => (error as SdkError | undefined)?.name === name;
 
 export interface LedgerContext {
@@ -95,6 +108,15 @@ export class SimLedger implements Ledger {
     }
   }
 
+  /** The writes of this worker: the table knows whose transaction holds an item (see DynamoTable). */
+  private write(op: Parameters<DynamoTable['write']>[0]): void {
+    this.ctx.db.write(op, this.ctx.worker.name);
+  }
+
+  private transactItems(ops: readonly TxOp[], holdMs: number): void {
+    this.ctx.db.transact(ops, holdMs, this.ctx.worker.name);
+  }
+
   /** Transactions take a few ms on the service side; other writes to their items conflict meanwhile. */
   protected holdMs(): number {
     return 15;
@@ -103,7 +125,7 @@ export class SimLedger implements Ledger {
   async claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult> {
     try {
       await this.send(`claimFile ${file.table}/${file.key} for ${batchId}`, () =>
-        this.ctx.db.write({
+        this.write({
           key: fileKey(file.table, file.identity),
           condition: (old) => old === undefined,
           write: () => ({ batchId, leaseUntil, size: file.size, eventTime: file.eventTime }),
@@ -134,7 +156,7 @@ export class SimLedger implements Ledger {
   async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
     try {
       await this.send(`fenceBatch ${table}/${batchId} by ${byBatchId}`, () =>
-        this.ctx.db.write({
+        this.write({
           key: batchKey(table, batchId),
           condition: (old) => old === undefined || old.state === 'ABORTED',
           write: () => ({ table, batchId, state: 'ABORTED', abortedBy: byBatchId }),
@@ -160,7 +182,7 @@ export class SimLedger implements Ledger {
   ): Promise<MoveResult> {
     try {
       await this.send(`moveFile ${file.table}/${file.key} ${fromBatchId}->${toBatchId}`, () =>
-        this.ctx.db.write({
+        this.write({
           key: fileKey(file.table, file.identity),
           condition: (old) => old?.batchId === fromBatchId,
           write: (old) => ({ ...old, batchId: toBatchId, leaseUntil, takenFrom: fromBatchId }),
@@ -182,7 +204,7 @@ export class SimLedger implements Ledger {
   async sealBatch(request: SealRequest): Promise<SealResult> {
     try {
       await this.send(`sealBatch ${request.table}/${request.batchId}`, () =>
-        this.ctx.db.write({
+        this.write({
           key: batchKey(request.table, request.batchId),
           condition: (old) => old === undefined,
           write: () => ({ ...request, state: 'SEALED', sealedTable: request.table }),
@@ -208,6 +230,8 @@ export class SimLedger implements Ledger {
       pending: item?.pending as PendingVersion | undefined,
       files: (item?.files as number | undefined) ?? 0,
       bytes: (item?.bytes as number | undefined) ?? 0,
+      lastCommitAt: item?.lastCommitAt as string | undefined,
+      lastBatchId: item?.lastBatchId as string | undefined,
     };
   }
 
@@ -219,7 +243,7 @@ export class SimLedger implements Ledger {
   async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
     try {
       await this.transact(`reserveVersion ${table} v${pending.version} for ${pending.batchId}`, () =>
-        this.ctx.db.transact(
+        this.transactItems(
           [
             {
               key: tableKey(table),
@@ -251,7 +275,7 @@ export class SimLedger implements Ledger {
     const now = new Date(this.ctx.worker.now()).toISOString();
     try {
       await this.transact(`finalizeCommit ${table} v${pending.version} ${pending.batchId}`, () =>
-        this.ctx.db.transact(
+        this.transactItems(
           [
             {
               key: tableKey(table),
@@ -274,10 +298,11 @@ export class SimLedger implements Ledger {
             {
               key: batchKey(table, pending.batchId),
               condition: (old) => old?.state === 'SEALED',
+              // The batch stays in the sealed index until markPublished, as in the adapter: the sweeper
+              // finds a committed version whose event failed there.
               write: (old) => {
-                const { sealedTable: _, ...rest } = old ?? {};
                 return {
-                  ...rest,
+                  ...old,
                   state: 'COMMITTED',
                   version: pending.version,
                   committedAt: pending.reservedAt,
@@ -301,7 +326,7 @@ export class SimLedger implements Ledger {
 
   async markPublished(table: string, batchId: string, at: string): Promise<void> {
     await this.call(`markPublished ${table}/${batchId}`, () =>
-      this.ctx.db.write({
+      this.write({
         key: batchKey(table, batchId),
         condition: (old) => old?.state === 'COMMITTED',
         write: (old) => {
@@ -337,7 +362,7 @@ export class SimLedger implements Ledger {
 
   async quarantine(entry: QuarantineEntry): Promise<void> {
     await this.call('quarantine', () =>
-      this.ctx.db.write({
+      this.write({
         key: quarantineKey(entry.sentAt.slice(0, 10), entry.id),
         condition: () => true,
         write: () => ({ ...entry }),
@@ -381,5 +406,11 @@ export class SimLedger implements Ledger {
 function fileEntry(item: Item): FileEntry | undefined {
   const parsed = parseFilePk(item.pk as string);
   if (!parsed) return undefined;
-  return { ...parsed, batchId: item.batchId as string, leaseUntil: item.leaseUntil as number };
+  return {
+    ...parsed,
+    batchId: item.batchId as string,
+    leaseUntil: item.leaseUntil as number,
+    size: item.size as number | undefined,
+    eventTime: item.eventTime as string | undefined,
+  };
 }

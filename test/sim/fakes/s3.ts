@@ -15,18 +15,28 @@ export class S3Bucket {
   readonly objects = new Map<string, string>();
   /** Every body ever written per key: a manifest must never be rewritten with other bytes (I3). */
   readonly history = new Map<string, string[]>();
-  private readonly conditional = new Map<string, number>();
+  /** Conditional writes still "in flight" per key (see put), and whose. */
+  private readonly conditional = new Map<
+    string,
+    { readonly until: number; readonly by: string | undefined }
+  >();
   /** Bumped on every write, so the checks re-read manifests only when something changed. */
   writes = 0;
 
   constructor(private readonly scheduler: Scheduler) {}
 
-  put(key: string, body: string, ifNoneMatch = false): void {
+  /**
+   * A conditional write applies at one instant here; for 20 simulated ms after it, another writer's
+   * conditional write to the key counts as concurrent with it and gets 409. The writer itself has its
+   * answer, so its next conditional write is sequential and gets 412, as on S3 (test/contract/).
+   */
+  put(key: string, body: string, ifNoneMatch = false, by?: string): void {
     if (ifNoneMatch) {
-      if ((this.conditional.get(key) ?? -1) > this.scheduler.now)
+      const inFlight = this.conditional.get(key);
+      if (inFlight && inFlight.until > this.scheduler.now && (by === undefined || inFlight.by !== by))
         throw sdkError('ConditionalRequestConflict', 409);
       if (this.objects.has(key)) throw sdkError('PreconditionFailed', 412);
-      this.conditional.set(key, this.scheduler.now + 20);
+      this.conditional.set(key, { until: this.scheduler.now + 20, by });
     }
     this.objects.set(key, body);
     this.writes += 1;
@@ -94,7 +104,7 @@ export class SimBatchStore implements BatchStore {
     const key = manifestKey(manifest.table, manifest.version);
     try {
       await this.send(`putManifest ${key} for ${manifest.batchIds.join(',')}`, () =>
-        this.ctx.bucket.put(key, JSON.stringify(manifest), true),
+        this.ctx.bucket.put(key, JSON.stringify(manifest), true, this.ctx.worker.name),
       );
       return 'created';
     } catch (error) {
