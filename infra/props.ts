@@ -3,6 +3,7 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { BronzeConfigInput } from '../shared/bronze/config.ts';
 import { type TableConfig, tableConfigSchema } from '../shared/config.ts';
 import { DEFAULTS } from '../shared/defaults.ts';
 
@@ -25,6 +26,11 @@ export interface InletTableProps {
    * @default true
    */
   readonly live?: boolean;
+  /**
+   * Also land each committed version in a Delta Lake table (docs/bronze.md): a sink function is deployed
+   * for this table only. @default no Delta table
+   */
+  readonly bronze?: BronzeConfigInput;
 }
 
 export interface IngestionPipelineProps {

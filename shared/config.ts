@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bronzeConfigSchema } from './bronze/config.ts';
 import { DEFAULTS } from './defaults.ts';
 import { ConfigError } from './errors.ts';
 
@@ -28,6 +29,8 @@ export const tableConfigSchema = z.object({
    * reprocess (docs/operations.md), which must not also take new files from the live stream.
    */
   live: z.boolean().default(true),
+  /** Also write each committed version to a Delta Lake table (docs/bronze.md). Off when absent. */
+  bronze: bronzeConfigSchema.optional(),
 });
 
 export const pipelineConfigSchema = z.object({

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+
+/** Column types a bronze table can hold: the Delta primitive types the sink reads and writes. */
+export const BRONZE_TYPES = ['string', 'long', 'double', 'boolean'] as const;
+export type BronzeType = (typeof BRONZE_TYPES)[number];
+
+/** Columns the sink adds to every row; source data may not use these names (they go to `_rescued_data`). */
+export const RESCUED_COLUMN = '_rescued_data';
+export const SOURCE_FILE_COLUMN = '_source_file';
+export const MANIFEST_VERSION_COLUMN = '_manifest_version';
+export const SYSTEM_COLUMNS: readonly string[] = [
+  RESCUED_COLUMN,
+  SOURCE_FILE_COLUMN,
+  MANIFEST_VERSION_COLUMN,
+];
+
+/** Small enough that a file being built (held in memory, doubling buffer) fits a 128 MB Lambda. */
+export const DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Auto Loader's `cloudFiles.schemaEvolutionMode`, same names and meanings (docs/bronze.md):
+ * `addNewColumns` evolves the schema in the same commit, `rescue` keeps new columns out of the schema and
+ * puts their values in `_rescued_data`, `failOnNewColumns` stops the table at the version that has them,
+ * `none` keeps them out and ignores their values.
+ */
+export const EVOLUTION_MODES = ['addNewColumns', 'rescue', 'failOnNewColumns', 'none'] as const;
+export type EvolutionMode = (typeof EVOLUTION_MODES)[number];
+
+export const bronzeConfigSchema = z
+  .object({
+    /** How the landing files are written: `json` and `jsonl` are JSON Lines (a file may also be one JSON array), `csv` has a header line. */
+    format: z.enum(['json', 'jsonl', 'csv']),
+    /** Column -> type; overrides inference, e.g. `{ "zip": "string" }` so leading zeros survive. */
+    schemaHints: z.record(z.string().min(1), z.enum(BRONZE_TYPES)).default({}),
+    evolution: z.enum(EVOLUTION_MODES).default('addNewColumns'),
+    /** `s3://bucket/prefix` of the Delta table. Default: `s3://<manifest bucket>/<table>/_bronze`. */
+    location: z
+      .string()
+      .regex(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/, 'location must be s3://bucket[/prefix]')
+      .optional(),
+    /** A data file is closed once it reaches this size (checked per row group). */
+    maxFileBytes: z
+      .number()
+      .int()
+      .min(1024 * 1024, 'maxFileBytes must be at least 1 MiB')
+      .max(512 * 1024 * 1024, 'maxFileBytes must be at most 512 MiB (a file is built in memory)')
+      .default(DEFAULT_MAX_FILE_BYTES),
+  })
+  .superRefine((value, ctx) => {
+    for (const column of Object.keys(value.schemaHints)) {
+      if (SYSTEM_COLUMNS.includes(column))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schemaHints', column],
+          message: `'${column}' is a column the sink adds; it cannot be hinted`,
+        });
+    }
+  });
+
+export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;
+export type BronzeConfigInput = z.input<typeof bronzeConfigSchema>;
+
+/** Where a table's Delta table lives: its configured location or the default under the manifest bucket. */
+export function bronzeLocation(
+  table: string,
+  config: BronzeConfig,
+  manifestBucket: string,
+): { bucket: string; prefix: string } {
+  const url = config.location ?? `s3://${manifestBucket}/${table}/_bronze`;
+  const rest = url.slice('s3://'.length);
+  const slash = rest.indexOf('/');
+  const bucket = slash < 0 ? rest : rest.slice(0, slash);
+  const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/\/+$/, '');
+  return { bucket, prefix };
+}

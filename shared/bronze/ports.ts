@@ -1,0 +1,36 @@
+import type { ObjectRef } from '../model.ts';
+import type { PutIfAbsentResult } from '../storage/batch-store.ts';
+import type { TableSchema } from './schema.ts';
+
+/** Landing files, streamed. */
+export interface SourceObjects {
+  /** The object's bytes, or undefined when it no longer exists (deleted after its event). */
+  open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined>;
+}
+
+/** One Delta table's root: data files and the log. */
+export interface DeltaStore {
+  /** Overwrites: a replay writes the same name with the same rows. */
+  putDataFile(path: string, bytes: Uint8Array): Promise<void>;
+  /** `If-None-Match: *`: a committed version is never overwritten, and a replay never commits twice. */
+  putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult>;
+  getCommit(deltaVersion: number): Promise<string | undefined>;
+  /** Delta versions present in `_delta_log/` (for `inlet table`), ascending. */
+  listCommits(): Promise<number[]>;
+}
+
+/** The sink's own checkpoint in the ledger: the last Delta version it wrote for the table. */
+export interface SinkCursor {
+  readonly table: string;
+  /** -1 before the first commit. */
+  readonly deltaVersion: number;
+  readonly schema?: TableSchema;
+  readonly rows: number;
+  readonly rescued: number;
+}
+
+export interface SinkCursorStore {
+  get(table: string): Promise<SinkCursor>;
+  /** Conditional on the cursor still being at `from`: two sinks racing advance it once. */
+  advance(from: SinkCursor, to: SinkCursor): Promise<boolean>;
+}

@@ -1,0 +1,213 @@
+/**
+ * Streaming record readers: a landing file's bytes in, one record (or one unparseable piece) at a time out.
+ * Memory is bounded by the longest record, and that is capped: a line past MAX_RECORD_BYTES is cut and
+ * rescued, so one newline-free gigabyte cannot take the function down.
+ */
+
+/** A record read from a file: its columns, or the raw text that could not be parsed and why. */
+export type SourceRecord =
+  | { readonly kind: 'row'; readonly values: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'corrupt'; readonly raw: string; readonly reason: string };
+
+export type SourceFormat = 'json' | 'jsonl' | 'csv';
+
+export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
+/** A `json` file that is one document (an array of records) is parsed whole, so only up to this size. */
+export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
+/** How much of a cut or unparseable record `_rescued_data` keeps. */
+const RAW_KEEP = 64 * 1024;
+
+const clip = (raw: string) => (raw.length > RAW_KEEP ? raw.slice(0, RAW_KEEP) : raw);
+
+/** Text lines (without `\n` / `\r\n`), decoding UTF-8 across chunk boundaries. */
+async function* lines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<{ text: string; cut: boolean }> {
+  const decoder = new TextDecoder('utf-8');
+  let buffer = '';
+  // Inside a line that was cut: its head was reported, the rest is dropped up to the next newline.
+  let cutting = false;
+  const strip = (text: string) => (text.endsWith('\r') ? text.slice(0, -1) : text);
+  function* drain(final: boolean): Generator<{ text: string; cut: boolean }> {
+    for (;;) {
+      const newline = buffer.indexOf('\n');
+      const end = newline < 0 ? buffer.length : newline;
+      if (!cutting && end > MAX_RECORD_BYTES) {
+        yield { text: buffer.slice(0, RAW_KEEP), cut: true };
+        cutting = true;
+      }
+      if (newline < 0) {
+        if (cutting) buffer = '';
+        else if (final && buffer.length > 0) yield { text: strip(buffer), cut: false };
+        return;
+      }
+      if (!cutting) yield { text: strip(buffer.slice(0, newline)), cut: false };
+      cutting = false;
+      buffer = buffer.slice(newline + 1);
+    }
+  }
+  for await (const chunk of chunks) {
+    buffer += decoder.decode(chunk, { stream: true });
+    yield* drain(false);
+  }
+  buffer += decoder.decode();
+  yield* drain(true);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON Lines; a `json` file whose first byte is `[` is one document, an array of records. */
+async function* jsonRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceRecord> {
+  let first = true;
+  const iterator = lines(chunks)[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return;
+    const { text, cut } = next.value;
+    if (cut) {
+      // The rest of a cut line is dropped by `lines`; its head is rescued with the reason.
+      yield { kind: 'corrupt', raw: text, reason: `record longer than ${MAX_RECORD_BYTES} bytes` };
+      first = false;
+      continue;
+    }
+    const trimmed = text.trim();
+    if (first && trimmed.startsWith('[')) {
+      yield* jsonDocument(text, iterator);
+      return;
+    }
+    first = false;
+    if (trimmed === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(trimmed);
+    } catch (error) {
+      yield { kind: 'corrupt', raw: clip(text), reason: `not JSON: ${(error as Error).message}` };
+      continue;
+    }
+    if (isPlainObject(parsed)) yield { kind: 'row', values: parsed };
+    else yield { kind: 'corrupt', raw: clip(text), reason: 'a JSON record must be an object' };
+  }
+}
+
+async function* jsonDocument(
+  head: string,
+  rest: AsyncIterator<{ text: string; cut: boolean }>,
+): AsyncGenerator<SourceRecord> {
+  let text = head;
+  for (;;) {
+    const next = await rest.next();
+    if (next.done) break;
+    text += `\n${next.value.text}`;
+    if (next.value.cut || text.length > MAX_DOCUMENT_BYTES) {
+      yield {
+        kind: 'corrupt',
+        raw: clip(text),
+        reason: `a JSON array document over ${MAX_DOCUMENT_BYTES} bytes; write JSON Lines instead`,
+      };
+      return;
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    yield { kind: 'corrupt', raw: clip(text), reason: `not JSON: ${(error as Error).message}` };
+    return;
+  }
+  for (const item of parsed as unknown[]) {
+    if (isPlainObject(item)) yield { kind: 'row', values: item };
+    else
+      yield { kind: 'corrupt', raw: clip(JSON.stringify(item)), reason: 'a JSON record must be an object' };
+  }
+}
+
+/**
+ * RFC 4180 CSV with a header line: quoted fields may hold commas, `""` and newlines. A row whose field
+ * count differs from the header's is rescued whole. Every value is a string; types come from inference.
+ */
+async function* csvRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceRecord> {
+  let header: string[] | undefined;
+  let fields: string[] = [];
+  let field = '';
+  let quoted = false;
+  let raw = '';
+  let rowBytes = 0;
+  let tooLong = false;
+  const decoder = new TextDecoder('utf-8');
+
+  function* endRow(): Generator<SourceRecord> {
+    fields.push(field);
+    const rowRaw = raw;
+    const row = fields;
+    fields = [];
+    field = '';
+    raw = '';
+    rowBytes = 0;
+    if (tooLong) {
+      tooLong = false;
+      yield { kind: 'corrupt', raw: clip(rowRaw), reason: `record longer than ${MAX_RECORD_BYTES} bytes` };
+      return;
+    }
+    if (row.length === 1 && row[0] === '') return;
+    if (!header) {
+      header = row.map((name) => name.trim());
+      return;
+    }
+    if (row.length !== header.length) {
+      yield {
+        kind: 'corrupt',
+        raw: clip(rowRaw),
+        reason: `${row.length} fields where the header has ${header.length}`,
+      };
+      return;
+    }
+    const values: Record<string, unknown> = {};
+    header.forEach((name, i) => {
+      values[name] = row[i];
+    });
+    yield { kind: 'row', values };
+  }
+
+  const scan = function* (text: string): Generator<SourceRecord> {
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i] as string;
+      rowBytes += 1;
+      if (rowBytes > MAX_RECORD_BYTES) tooLong = true;
+      else if (raw.length < RAW_KEEP) raw += c;
+      if (quoted) {
+        if (c === '"') {
+          if (text[i + 1] === '"') {
+            if (!tooLong) field += '"';
+            i += 1;
+            rowBytes += 1;
+          } else quoted = false;
+        } else if (!tooLong) field += c;
+      } else if (c === '"' && field === '') quoted = true;
+      else if (c === ',') {
+        fields.push(field);
+        field = '';
+      } else if (c === '\n') {
+        if (field.endsWith('\r')) field = field.slice(0, -1);
+        raw = raw.replace(/\r?\n$/, '');
+        yield* endRow();
+      } else if (!tooLong) field += c;
+    }
+  };
+
+  for await (const chunk of chunks) yield* scan(decoder.decode(chunk, { stream: true }));
+  yield* scan(decoder.decode());
+  if (quoted) {
+    quoted = false;
+    yield { kind: 'corrupt', raw: clip(raw), reason: 'unterminated quoted field at end of file' };
+    return;
+  }
+  if (field !== '' || fields.length > 0) yield* endRow();
+}
+
+/** The records of one landing file, streamed. */
+export function readRecords(
+  format: SourceFormat,
+  chunks: AsyncIterable<Uint8Array>,
+): AsyncIterable<SourceRecord> {
+  return format === 'csv' ? csvRecords(chunks) : jsonRecords(chunks);
+}

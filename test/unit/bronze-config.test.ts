@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { bronzeLocation } from '../../shared/bronze/config.ts';
+import { parsePipelineConfig } from '../../shared/config.ts';
+import { ConfigError } from '../../shared/errors.ts';
+
+describe('bronze table config', () => {
+  it('is off unless a table asks for it, and fills defaults when it does', () => {
+    const config = parsePipelineConfig({
+      tables: [{ name: 'plain' }, { name: 'orders', bronze: { format: 'jsonl' } }],
+    });
+    expect(config.tables[0]?.bronze).toBeUndefined();
+    expect(config.tables[1]?.bronze).toEqual({
+      format: 'jsonl',
+      schemaHints: {},
+      evolution: 'addNewColumns',
+      maxFileBytes: 32 * 1024 * 1024,
+    });
+  });
+
+  it('lists every problem at once', () => {
+    let error: unknown;
+    try {
+      parsePipelineConfig({
+        tables: [
+          {
+            name: 'orders',
+            bronze: {
+              format: 'xml',
+              evolution: 'sometimes',
+              schemaHints: { a: 'decimal', _rescued_data: 'string' },
+              location: 'http://x',
+              maxFileBytes: 10,
+            },
+          },
+        ],
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const field of ['format', 'evolution', 'schemaHints.a', 'location', 'maxFileBytes'])
+      expect(problems).toContain(`tables.0.bronze.${field}`);
+  });
+
+  it('rejects a hint on a column the sink adds', () => {
+    expect(() =>
+      parsePipelineConfig({
+        tables: [{ name: 'o', bronze: { format: 'csv', schemaHints: { _source_file: 'string' } } }],
+      }),
+    ).toThrow(/_source_file' is a column the sink adds/);
+  });
+
+  it('defaults the location under the manifest bucket', () => {
+    expect(
+      bronzeLocation(
+        'orders',
+        { format: 'json', schemaHints: {}, evolution: 'rescue', maxFileBytes: 1 },
+        'mb',
+      ),
+    ).toEqual({
+      bucket: 'mb',
+      prefix: 'orders/_bronze',
+    });
+    expect(
+      bronzeLocation(
+        'o',
+        {
+          format: 'json',
+          schemaHints: {},
+          evolution: 'rescue',
+          maxFileBytes: 1,
+          location: 's3://lake/bronze/o/',
+        },
+        'mb',
+      ),
+    ).toEqual({ bucket: 'lake', prefix: 'bronze/o' });
+  });
+});

@@ -1,0 +1,84 @@
+import type { DeltaStore, SinkCursor, SinkCursorStore, SourceObjects } from '../../shared/bronze/ports.ts';
+import type { Manifest } from '../../shared/manifest.ts';
+import { buildManifest } from '../../shared/manifest.ts';
+import type { ObjectRef } from '../../shared/model.ts';
+
+/** Landing objects in memory, served in small chunks so readers see records split across chunks. */
+export class MemorySources implements SourceObjects {
+  readonly objects = new Map<string, string>();
+  opened = 0;
+  constructor(private readonly chunk = 7) {}
+  async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined> {
+    const text = this.objects.get(ref.key);
+    if (text === undefined) return undefined;
+    this.opened += 1;
+    const bytes = new TextEncoder().encode(text);
+    const size = this.chunk;
+    return (async function* () {
+      for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
+    })();
+  }
+}
+
+/** A Delta table root in memory; `failNext` makes the next matching call throw, like a crash there. */
+export class MemoryDelta implements DeltaStore {
+  readonly files = new Map<string, Uint8Array>();
+  readonly commits = new Map<number, string>();
+  dataWrites = 0;
+  failNext: 'data' | 'commit' | undefined;
+  async putDataFile(path: string, bytes: Uint8Array): Promise<void> {
+    if (this.failNext === 'data') {
+      this.failNext = undefined;
+      throw new Error('crash before the data file write');
+    }
+    this.dataWrites += 1;
+    this.files.set(path, bytes);
+  }
+  async putCommitIfAbsent(version: number, body: string) {
+    if (this.failNext === 'commit') {
+      this.failNext = undefined;
+      throw new Error('crash before the commit write');
+    }
+    if (this.commits.has(version)) return 'exists' as const;
+    this.commits.set(version, body);
+    return 'created' as const;
+  }
+  async getCommit(version: number) {
+    return this.commits.get(version);
+  }
+  async listCommits() {
+    return [...this.commits.keys()].sort((a, b) => a - b);
+  }
+}
+
+export class MemoryCursors implements SinkCursorStore {
+  readonly items = new Map<string, SinkCursor>();
+  async get(table: string): Promise<SinkCursor> {
+    return this.items.get(table) ?? { table, deltaVersion: -1, rows: 0, rescued: 0 };
+  }
+  async advance(from: SinkCursor, to: SinkCursor): Promise<boolean> {
+    if ((this.items.get(from.table)?.deltaVersion ?? -1) !== from.deltaVersion) return false;
+    this.items.set(to.table, to);
+    return true;
+  }
+}
+
+export function manifestOf(table: string, version: number, keys: readonly string[]): Manifest {
+  return buildManifest(
+    {
+      table,
+      batchId: `B${version}`,
+      files: keys.map((key) => ({
+        bucket: 'landing',
+        key,
+        size: 1,
+        eTag: 'e',
+        versionId: null,
+        sequencer: null,
+        eventTime: '2026-11-30T00:00:00.000Z',
+      })),
+    },
+    version,
+    `2026-11-30T00:00:0${version % 10}.000Z`,
+  );
+}
