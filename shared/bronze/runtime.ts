@@ -1,0 +1,58 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { trackAttempts } from '../aws/attempts.ts';
+import { clientConfig, targetFromEnv } from '../aws/target.ts';
+import { configFromEnv } from '../config.ts';
+import type { Log } from '../log.ts';
+import { S3BatchStore } from '../storage/s3-batch-store.ts';
+import type { SinkDeps } from '../usecases/sink.ts';
+import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
+import { S3DeltaStore, S3SourceObjects } from './s3-delta-store.ts';
+import { type SinkNudger, SqsSinkNudger } from './sink-queue.ts';
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`environment variable ${name} is not set`);
+  return value;
+}
+
+export type SinkRuntime = SinkDeps & { readonly nudger: SinkNudger };
+
+/**
+ * The sink function's dependencies from its environment, built once per container. Only S3, DynamoDB and
+ * SQS clients: the sink publishes no events.
+ */
+export function sinkRuntimeFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: { readonly log?: Log } = {},
+): SinkRuntime {
+  const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
+  const s3 = new S3Client(aws);
+  const dynamodb = new DynamoDBClient(aws);
+  const sqs = new SQSClient(aws);
+  for (const client of [s3, dynamodb, sqs]) trackAttempts(client);
+  const manifestBucket = required(env, 'INLET_MANIFEST_BUCKET');
+  const logger = new Logger({ serviceName: 'inlet-sink' });
+  const log: Log = overrides.log ?? {
+    debug: (message, extra) => logger.debug(message, extra ?? {}),
+    info: (message, extra) => logger.info(message, extra ?? {}),
+    warn: (message, extra) => logger.warn(message, extra ?? {}),
+    error: (message, extra) => logger.error(message, extra ?? {}),
+  };
+  return {
+    config: configFromEnv(env),
+    store: new S3BatchStore({ client: s3, bucket: manifestBucket }),
+    sources: new S3SourceObjects(s3),
+    deltaAt: (bucket, prefix) => new S3DeltaStore(s3, bucket, prefix),
+    cursors: new DynamoDbSinkCursorStore({
+      client: dynamodb,
+      tableName: required(env, 'INLET_LEDGER_TABLE'),
+    }),
+    manifestBucket,
+    log,
+    now: Date.now,
+    nudger: new SqsSinkNudger({ client: sqs, queueUrl: required(env, 'INLET_SINK_QUEUE_URL') }),
+  };
+}

@@ -1,0 +1,107 @@
+import { Readable } from 'node:stream';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { classifyAwsError } from '../errors.ts';
+import type { ObjectRef } from '../model.ts';
+import type { PutIfAbsentResult } from '../storage/batch-store.ts';
+import { logKey } from './delta-log.ts';
+import type { DeltaStore, SourceObjects } from './ports.ts';
+
+const status = (error: unknown) =>
+  (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey' || status(error) === 404;
+
+/** Landing objects, streamed from GetObject (the exact version when the manifest names one). */
+export class S3SourceObjects implements SourceObjects {
+  constructor(private readonly client: S3Client) {}
+
+  async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined> {
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: ref.bucket, Key: ref.key, VersionId: ref.versionId ?? undefined }),
+      );
+      const body = response.Body;
+      if (!body) return (async function* () {})();
+      return body instanceof Readable ? body : Readable.fromWeb(body.transformToWebStream() as never);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw classifyAwsError('read landing file', error);
+    }
+  }
+}
+
+/** A Delta table under `s3://bucket/prefix`. */
+export class S3DeltaStore implements DeltaStore {
+  constructor(
+    private readonly client: S3Client,
+    private readonly bucket: string,
+    private readonly prefix: string,
+  ) {}
+
+  private key(relative: string): string {
+    return this.prefix === '' ? relative : `${this.prefix}/${relative}`;
+  }
+
+  async putDataFile(path: string, bytes: Uint8Array): Promise<void> {
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(path), Body: bytes }));
+    } catch (error) {
+      throw classifyAwsError('write bronze data file', error);
+    }
+  }
+
+  async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: this.key(logKey(deltaVersion)),
+          Body: body,
+          ContentType: 'application/json',
+          // The commit point: a Delta version is created once (how delta-rs commits on S3 with conditional puts).
+          IfNoneMatch: '*',
+        }),
+      );
+      return 'created';
+    } catch (error) {
+      // 412: already there. 409: a concurrent conditional write to the same key is in flight (AWS).
+      if (status(error) === 412 || status(error) === 409) return 'exists';
+      throw classifyAwsError('write bronze commit', error);
+    }
+  }
+
+  async getCommit(deltaVersion: number): Promise<string | undefined> {
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(logKey(deltaVersion)) }),
+      );
+      return (await response.Body?.transformToString()) ?? '';
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw classifyAwsError('read bronze commit', error);
+    }
+  }
+
+  async listCommits(): Promise<number[]> {
+    const versions: number[] = [];
+    let ContinuationToken: string | undefined;
+    do {
+      try {
+        const page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: this.key('_delta_log/'),
+            ContinuationToken,
+          }),
+        );
+        for (const object of page.Contents ?? []) {
+          const match = /\/(\d{20})\.json$/.exec(object.Key ?? '');
+          if (match?.[1]) versions.push(Number(match[1]));
+        }
+        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } catch (error) {
+        throw classifyAwsError('list bronze commits', error);
+      }
+    } while (ContinuationToken);
+    return versions.sort((a, b) => a - b);
+  }
+}
