@@ -1,0 +1,175 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { venvPython } from '../../local/paths.ts';
+import { destroyClients } from '../../shared/aws/clients.ts';
+import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
+import type { DeltaStore } from '../../shared/bronze/ports.ts';
+import { S3DeltaStore, S3SourceObjects } from '../../shared/bronze/s3-delta-store.ts';
+import type { PipelineConfigInput } from '../../shared/config.ts';
+import { silentLog } from '../../shared/log.ts';
+import { SinkTable } from '../../shared/usecases/sink.ts';
+import { testClients, testTarget } from '../support/aws.ts';
+import { PipelineHarness } from '../support/harness.ts';
+
+const run = promisify(execFile);
+const reader = fileURLToPath(new URL('./bronze_read.py', import.meta.url));
+const clientSets: ReturnType<typeof testClients>[] = [];
+afterAll(() => clientSets.forEach(destroyClients));
+
+interface ReadBack {
+  version: number;
+  versions: Record<
+    string,
+    { rows: number; schema: [string, string][]; rescued: string[]; records: Record<string, unknown>[] }
+  >;
+}
+
+async function readWithDeltalake(uri: string): Promise<ReadBack> {
+  const target = testTarget();
+  if (target.kind !== 'emulator') throw new Error('these tests read the table back from the emulator');
+  const { stdout } = await run(venvPython, [reader, uri, target.endpoint, target.region], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(stdout) as ReadBack;
+}
+
+async function setup(bronze: NonNullable<PipelineConfigInput['tables'][number]['bronze']>) {
+  const clients = testClients();
+  clientSets.push(clients);
+  const config = { tables: [{ name: 'events', prefix: 'events/', bronze }] };
+  const h = await PipelineHarness.create(clients, { config, countRequests: false });
+  /** Each round of uploads becomes one manifest version. */
+  const round = async (files: Record<string, string>) => {
+    for (const [key, body] of Object.entries(files)) await h.put(`events/${key}`, body);
+    await h.runUntilQuiet();
+  };
+  let crashAt: ((what: 'data' | 'commit') => boolean) | undefined;
+  const deltaAt = (bucket: string, prefix: string): DeltaStore => {
+    const real = new S3DeltaStore(clients.s3, bucket, prefix);
+    return {
+      putDataFile: async (path, bytes) => {
+        if (crashAt?.('data')) throw new Error('crash before a data file');
+        await real.putDataFile(path, bytes);
+      },
+      putCommitIfAbsent: async (version, body) => {
+        if (crashAt?.('commit')) throw new Error('crash before the commit');
+        return real.putCommitIfAbsent(version, body);
+      },
+      getCommit: (version) => real.getCommit(version),
+      listCommits: () => real.listCommits(),
+    };
+  };
+  const cursors = new DynamoDbSinkCursorStore({
+    client: clients.dynamodb,
+    tableName: h.resources.ledgerTable,
+  });
+  const sink = new SinkTable({
+    config: h.config,
+    store: h.store,
+    sources: new S3SourceObjects(clients.s3),
+    deltaAt,
+    cursors,
+    manifestBucket: h.resources.manifestBucket,
+    log: silentLog,
+    now: Date.now,
+  });
+  const uri = `s3://${h.resources.manifestBucket}/events/_bronze`;
+  return {
+    h,
+    sink,
+    cursors,
+    uri,
+    round,
+    crash: (f: typeof crashAt) => {
+      crashAt = f;
+    },
+  };
+}
+
+describe('bronze Delta table, read back by delta-rs', () => {
+  it('JSON with schema drift and bad records: rows, evolved schema, rescued data and time travel', async () => {
+    const t = await setup({ format: 'jsonl', schemaHints: { zip: 'string' } });
+    await t.round({ 'a.json': '{"id":1,"zip":"01234","amount":2.5}\n{"id":2,"zip":"9","amount":3}\n' });
+    await t.round({
+      'b.json': '{"id":3,"amount":"lots","color":"red"}\nnot json at all\n{"id":4,"color":"blue"}\n',
+    });
+    const outcome = await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    expect(outcome).toMatchObject({ written: [0, 1], caughtUp: true });
+
+    const table = await readWithDeltalake(t.uri);
+    expect(table.version).toBe(1);
+    const v0 = table.versions['0'];
+    const v1 = table.versions['1'];
+    expect(v0?.rows).toBe(2);
+    expect(v0?.schema.map(([name]) => name)).toEqual([
+      'id',
+      'zip',
+      'amount',
+      '_rescued_data',
+      '_source_file',
+      '_manifest_version',
+    ]);
+    expect(v0?.records.map((r) => r.zip)).toEqual(['01234', '9']);
+    expect(v1?.rows).toBe(5);
+    expect(v1?.schema).toContainEqual(['color', 'string']);
+    expect(v1?.schema).toContainEqual(['id', 'int64']);
+    expect(v1?.rescued.map((r) => JSON.parse(r))).toEqual(
+      expect.arrayContaining([
+        { amount: 'lots', _file_path: `s3://${t.h.resources.landingBucket}/events/b.json` },
+        expect.objectContaining({ _corrupt_record: 'not json at all' }),
+      ]),
+    );
+    expect(v1?.records.filter((r) => r._manifest_version === 2).map((r) => r.color)).toEqual(
+      expect.arrayContaining(['red', 'blue', null]),
+    );
+    expect(await t.cursors.get('events')).toMatchObject({ deltaVersion: 1, rows: 5, rescued: 2 });
+  });
+
+  it('CSV with a header, a new column and a short row', async () => {
+    const t = await setup({ format: 'csv' });
+    await t.round({ '1.csv': 'id,name\n1,ann\n2,bob\n' });
+    await t.round({ '2.csv': 'id,name,score\n3,cy,9.5\n4,dee\n' });
+    await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    const table = await readWithDeltalake(t.uri);
+    expect(table.versions['1']?.rows).toBe(4);
+    expect(table.versions['1']?.schema.slice(0, 3)).toEqual([
+      ['id', 'int64'],
+      ['name', 'string'],
+      ['score', 'double'],
+    ]);
+    expect(table.versions['1']?.rescued).toHaveLength(1);
+  });
+
+  it('a crash at every point of a version replays to the same table: no duplicate and no missing row', async () => {
+    const t = await setup({ format: 'json' });
+    await t.round({ 'a.json': '{"n":1}\n{"n":2}\n', 'b.json': '{"n":3}\n' });
+    await t.round({ 'c.json': '{"n":4}\n' });
+    // Crash before the data file, then before the commit, then after the commit (cursor not advanced).
+    t.crash((what) => what === 'data');
+    await expect(t.sink.catchUp('events', Number.POSITIVE_INFINITY)).rejects.toThrow(
+      'crash before a data file',
+    );
+    t.crash((what) => what === 'commit');
+    await expect(t.sink.catchUp('events', Number.POSITIVE_INFINITY)).rejects.toThrow(
+      'crash before the commit',
+    );
+    t.crash(undefined);
+    const advance = t.cursors.advance.bind(t.cursors);
+    let crashes = 1;
+    t.cursors.advance = async (from, to) => {
+      if (crashes-- > 0) throw new Error('crash before the cursor');
+      return advance(from, to);
+    };
+    await expect(t.sink.catchUp('events', Number.POSITIVE_INFINITY)).rejects.toThrow(
+      'crash before the cursor',
+    );
+    const outcome = await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    expect(outcome.written).toEqual([0, 1]);
+    const table = await readWithDeltalake(t.uri);
+    expect(table.versions['0']?.records.map((r) => r.n)).toEqual([1, 2, 3]);
+    expect(table.versions['1']?.records.map((r) => r.n).sort()).toEqual([1, 2, 3, 4]);
+    expect(await t.cursors.get('events')).toMatchObject({ deltaVersion: 1, rows: 4 });
+  });
+});

@@ -1,0 +1,31 @@
+"""Reads a bronze Delta table back with delta-rs (the `deltalake` package) and pyarrow: a reader Inlet did
+not write. Prints one JSON object: per requested version, the row count, schema and rescued rows."""
+import json
+import sys
+
+from deltalake import DeltaTable
+
+uri, endpoint, region = sys.argv[1], sys.argv[2], sys.argv[3]
+options = {
+    "AWS_ENDPOINT_URL": endpoint,
+    "AWS_REGION": region,
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_ALLOW_HTTP": "true",
+}
+latest = DeltaTable(uri, storage_options=options)
+out = {"version": latest.version(), "versions": {}}
+for version in range(latest.version() + 1):
+    table = DeltaTable(uri, storage_options=options, version=version)
+    data = table.to_pyarrow_table()
+    rows = data.to_pylist()
+    out["versions"][str(version)] = {
+        "rows": data.num_rows,
+        "schema": [[f.name, str(f.type)] for f in data.schema],
+        "rescued": [r["_rescued_data"] for r in rows if r["_rescued_data"] is not None],
+        "records": sorted(
+            [{k: v for k, v in r.items() if k not in ("_rescued_data",)} for r in rows],
+            key=lambda r: (r["_manifest_version"], r["_source_file"], json.dumps(r, sort_keys=True, default=str)),
+        ),
+    }
+print(json.dumps(out, default=str))
