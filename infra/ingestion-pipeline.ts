@@ -9,6 +9,7 @@ import { Construct } from 'constructs';
 import { DEFAULT_IGNORE_GLOBS, type PipelineConfig, parsePipelineConfig } from '../shared/config.ts';
 import { DEFAULTS } from '../shared/defaults.ts';
 import { BackfillWorkflow } from './backfill.ts';
+import { BronzeSink } from './bronze.ts';
 import { PipelineFunctions } from './functions.ts';
 import { allowAlarmsToPublish, Monitoring } from './monitoring.ts';
 import {
@@ -33,6 +34,8 @@ export class IngestionPipeline extends Construct {
   readonly monitoring: Monitoring;
   /** The backfill state machine, and the reconcile schedule when configured. */
   readonly backfill: BackfillWorkflow;
+  /** The Delta Lake sink; only when a table has `bronze`. */
+  readonly bronze?: BronzeSink;
   readonly alarmTopic: ITopic;
   readonly eventBus: IEventBus;
   readonly eventMode: EventMode;
@@ -114,6 +117,12 @@ export class IngestionPipeline extends Construct {
             },
           }
         : {}),
+    });
+    this.bronze = BronzeSink.maybe(this, 'Bronze', {
+      state: this.state,
+      config: this.config,
+      eventBus: this.eventBus,
+      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       state: this.state,

@@ -1,0 +1,150 @@
+import { join } from 'node:path';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
+import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { projectRoot } from '../local/paths.ts';
+import { bronzeLocation } from '../shared/bronze/config.ts';
+import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
+import type { PipelineConfig } from '../shared/config.ts';
+import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
+import type { StatefulResources } from './stateful.ts';
+
+export interface BronzeSinkProps {
+  readonly state: StatefulResources;
+  readonly config: PipelineConfig;
+  readonly eventBus: IEventBus;
+  readonly logRetention: RetentionDays;
+  /** @default Duration.minutes(15) */
+  readonly timeout?: Duration;
+  /** @default 512 (a file being built is at most maxFileBytes, 32 MiB by default, plus one row group) */
+  readonly memorySize?: number;
+}
+
+/**
+ * The Delta Lake sink, deployed only when a table has `bronze` (docs/bronze.md). `BatchCommitted` events of
+ * each bronze table reach a FIFO queue with that table as the message group, so one sink runs per table at a
+ * time; the sink's cursor in the ledger, not the events, decides which versions it writes.
+ */
+export class BronzeSink extends Construct {
+  readonly fn: NodejsFunction;
+  readonly queue: Queue;
+  readonly dlq: Queue;
+
+  /** A BronzeSink when some table asks for one, else undefined (nothing deployed). */
+  static maybe(scope: Construct, id: string, props: BronzeSinkProps): BronzeSink | undefined {
+    return props.config.tables.some((t) => t.bronze) ? new BronzeSink(scope, id, props) : undefined;
+  }
+
+  constructor(scope: Construct, id: string, props: BronzeSinkProps) {
+    super(scope, id);
+    const { state, config } = props;
+    const timeout = props.timeout ?? Duration.minutes(15);
+    const queueDefaults = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, fifo: true };
+    this.dlq = new Queue(this, 'SinkDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    this.queue = new Queue(this, 'SinkQueue', {
+      ...queueDefaults,
+      // Events differ in id and time, so this only drops the sink's own repeated nudges; duplicates are harmless.
+      contentBasedDeduplication: true,
+      visibilityTimeout: Duration.seconds(timeout.toSeconds() * 6),
+      retentionPeriod: Duration.days(14),
+      deadLetterQueue: { queue: this.dlq, maxReceiveCount: 10 },
+    });
+    this.fn = new NodejsFunction(this, 'Sink', {
+      entry: join(projectRoot, 'functions', 'sink.ts'),
+      projectRoot,
+      depsLockFilePath: join(projectRoot, 'package-lock.json'),
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout,
+      environment: {
+        INLET_CONFIG: JSON.stringify(config),
+        INLET_LEDGER_TABLE: state.ledger.tableName,
+        INLET_MANIFEST_BUCKET: state.manifestBucket.bucketName,
+        INLET_SINK_QUEUE_URL: this.queue.queueUrl,
+        POWERTOOLS_SERVICE_NAME: 'inlet-sink',
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+      },
+      logGroup: new LogGroup(this, 'SinkLogs', { retention: props.logRetention }),
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        externalModules: [],
+        mainFields: ['module', 'main'],
+        banner:
+          "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
+      },
+    });
+    this.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
+
+    const bronzeTables = config.tables.filter((t) => t.bronze);
+    for (const table of bronzeTables) {
+      new Rule(this, `Committed-${table.name}`, {
+        eventBus: props.eventBus,
+        eventPattern: {
+          source: [EVENT_SOURCE],
+          detailType: [BATCH_COMMITTED],
+          detail: { table: [table.name] },
+        },
+        // EventBridge takes a fixed group id per target: one rule per table gives each table its own group.
+        targets: [new SqsQueue(this.queue, { messageGroupId: table.name, deadLetterQueue: this.dlq })],
+      });
+    }
+
+    const allow = (actions: string[], resources: string[], conditions?: Record<string, unknown>) =>
+      this.fn.addToRolePolicy(new PolicyStatement({ actions, resources, conditions }));
+    // The cursor items only: the sink never touches the protocol's FILE/BATCH/TABLE items.
+    allow(['dynamodb:GetItem', 'dynamodb:PutItem'], [state.ledger.tableArn], {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [sinkCursorKey('*').pk] },
+    });
+    allow(
+      ['s3:GetObject'],
+      bronzeTables.map((t) => state.manifestBucket.arnForObjects(`${t.name}/_manifests/*`)),
+    );
+    // Landing files; ListBucket so a deleted file reads as 404 (without it S3 answers 403).
+    const landingBuckets = [
+      state.landingBucket.bucketArn,
+      ...new Set(
+        bronzeTables.flatMap((t) =>
+          t.bucket
+            ? [Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: t.bucket })]
+            : [],
+        ),
+      ),
+    ];
+    allow(
+      ['s3:GetObject', 's3:GetObjectVersion'],
+      landingBuckets.map((arn) => `${arn}/*`),
+    );
+    allow(['s3:ListBucket'], landingBuckets);
+    for (const { name, bronze } of config.tables.flatMap((t) =>
+      t.bronze ? [{ name: t.name, bronze: t.bronze }] : [],
+    )) {
+      const { bucket, prefix } = bronzeLocation(name, bronze, state.manifestBucket.bucketName);
+      const bucketArn = bronze.location
+        ? Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: bucket })
+        : state.manifestBucket.bucketArn;
+      allow(['s3:GetObject', 's3:PutObject'], [`${bucketArn}/${prefix === '' ? '' : `${prefix}/`}*`]);
+      allow(['s3:ListBucket'], [bucketArn]);
+    }
+    this.queue.grantSendMessages(this.fn);
+    Validations.of(this.fn).acknowledge({
+      id: 'AwsSolutions-IAM5',
+      reason:
+        'Object wildcards under the Delta table roots, the manifests and landing prefixes, and the SINK# cursor items: the narrowest scopes S3 and DynamoDB offer.',
+    });
+    Validations.of(this.dlq).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'It is the dead-letter queue of the sink queue and of its EventBridge rules.',
+    });
+  }
+}

@@ -1,0 +1,50 @@
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { InletStack } from '../../infra/inlet-stack.ts';
+import { cdkApp } from './cdk-app.ts';
+
+function template(tables: ConstructorParameters<typeof InletStack>[2]['tables']) {
+  return Template.fromStack(new InletStack(cdkApp(), 'Bronze', { tables }));
+}
+
+describe('bronze sink infra', () => {
+  it('is not deployed when no table asks for it', () => {
+    const t = template([{ name: 'orders', prefix: 'orders/' }]);
+    expect(JSON.stringify(t.toJSON())).not.toContain('INLET_SINK_QUEUE_URL');
+  });
+
+  it('deploys one sink on a FIFO queue, fed per bronze table by a rule with the table as message group', () => {
+    const t = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json' } },
+      { name: 'clicks', prefix: 'clicks/', bronze: { format: 'csv' } },
+      { name: 'plain', prefix: 'plain/' },
+    ]);
+    t.resourcePropertiesCountIs(
+      'AWS::Lambda::Function',
+      { Environment: { Variables: Match.objectLike({ INLET_SINK_QUEUE_URL: Match.anyValue() }) } },
+      1,
+    );
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      EventSourceArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('BronzeSinkQueue'), 'Arn'] },
+    });
+    for (const table of ['orders', 'clicks']) {
+      t.hasResourceProperties('AWS::Events::Rule', {
+        EventPattern: { source: ['inlet'], 'detail-type': ['BatchCommitted'], detail: { table: [table] } },
+        Targets: [Match.objectLike({ SqsParameters: { MessageGroupId: table } })],
+      });
+    }
+    t.resourcePropertiesCountIs(
+      'AWS::Events::Rule',
+      { EventPattern: Match.objectLike({ detail: { table: ['plain'] } }) },
+      0,
+    );
+    t.hasResourceProperties('AWS::SQS::Queue', { FifoQueue: true, ContentBasedDeduplication: true });
+  });
+
+  it('rejects an invalid bronze config at synth, listing every problem', () => {
+    expect(() =>
+      template([{ name: 'orders', bronze: { format: 'xml' as 'json', evolution: 'maybe' as 'none' } }]),
+    ).toThrow(/tables\[0\]\.bronze\.format[\s\S]*tables\[0\]\.bronze\.evolution/);
+  });
+});
