@@ -1,6 +1,9 @@
+import { Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { InletStack } from '../../infra/inlet-stack.ts';
+import { acknowledgeNagFindings } from '../../infra/nag.ts';
 import { cdkApp } from './cdk-app.ts';
 
 function template(tables: ConstructorParameters<typeof InletStack>[2]['tables']) {
@@ -46,5 +49,23 @@ describe('bronze sink infra', () => {
     expect(() =>
       template([{ name: 'orders', bronze: { format: 'xml' as 'json', evolution: 'maybe' as 'none' } }]),
     ).toThrow(/tables\[0\]\.bronze\.format[\s\S]*tables\[0\]\.bronze\.evolution/);
+  });
+});
+
+describe('bronze sink under cdk-nag AwsSolutions', () => {
+  it('has every finding fixed or acknowledged with its reason', () => {
+    const app = cdkApp();
+    const stack = new InletStack(app, 'NagBronze', {
+      tables: [
+        {
+          name: 'orders',
+          prefix: 'orders/',
+          bronze: { format: 'json', location: 's3://lake-bucket/bronze' },
+        },
+      ],
+    });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    acknowledgeNagFindings(stack);
+    expect(() => app.synth()).not.toThrow();
   });
 });
