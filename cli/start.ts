@@ -5,9 +5,17 @@ import { type DemoPlan, runDemo } from '../local/demo.ts';
 import { bringUpLocalStack } from '../local/local-stack.ts';
 import { LocalRunner } from '../local/runner.ts';
 import { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig } from '../local/state.ts';
-import { committedFiles, committedTotals, liveLine, recentDays } from '../local/summary.ts';
+import {
+  bronzeSummary,
+  committedFiles,
+  committedTotals,
+  liveLine,
+  recentDays,
+  withBronzeFields,
+} from '../local/summary.ts';
 import { createClients } from '../shared/aws/clients.ts';
 import { DEFAULT_EMULATOR_REGION, emulatorTarget } from '../shared/aws/target.ts';
+import { configFromEnv } from '../shared/config.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { sayNodeSupport } from './node-support.ts';
 
@@ -40,7 +48,21 @@ say(
   `stack ${stack.stackName} ${stack.created ? 'deployed from the synthesized template' : 'found (resuming)'}`,
 );
 const o = stack.outputs;
-writeLocalConfig(localConfigOf(stack, emulator.endpoint, region));
+writeLocalConfig(
+  localConfigOf(
+    {
+      ...stack,
+      // Tables with a Delta sink gain bronzeLocation and bronzeFormat (../shared/design.md §5).
+      tables: withBronzeFields(
+        stack.tables,
+        configFromEnv(stack.environment.Committer),
+        o[OUTPUTS.manifestBucket] ?? '',
+      ),
+    },
+    emulator.endpoint,
+    region,
+  ),
+);
 say(
   `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,
 );
@@ -101,6 +123,7 @@ if (opts.availableNow) {
     duplicatesDropped: total('DuplicatesDropped'),
     versions: now.versions,
     quarantined,
+    ...(runner.sink ? { bronze: await bronzeSummary(runner.sink.runtime.cursors, runner.sink.tables) } : {}),
   };
   const ok = committed + quarantined === files && versionsOk.every(Boolean);
   if (!ok)

@@ -1,7 +1,7 @@
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../shared/aws/clients.ts';
-import { parsePipelineConfig } from '../shared/config.ts';
+import { configFromEnv, parsePipelineConfig } from '../shared/config.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { Router } from '../shared/routing.ts';
 import type { LocalStack } from './local-stack.ts';
@@ -49,8 +49,24 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
   const keys = demoKeys(stack.tables, perTable);
   const distinct = new Set<string>();
   let skipped = 0;
-  const upload = (key: string) =>
-    clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: `{"demo":"${key}"}\n` }));
+  const bronze = new Map(
+    configFromEnv(stack.environment.Committer).tables.flatMap((t) =>
+      t.bronze ? [[t.name, t.bronze.format]] : [],
+    ),
+  );
+  const prefixesOf = (format: string) =>
+    stack.tables.filter((t) => bronze.get(t.name) === format).map((t) => t.prefix);
+  const csvPrefixes = prefixesOf('csv');
+  const jsonPrefixes = [...prefixesOf('json'), ...prefixesOf('jsonl')];
+  // A bronze CSV table gets CSV bodies, a bronze JSON table a typed column too (so a later misfit is rescued).
+  const bodyOf = (key: string) => {
+    if (csvPrefixes.some((p) => key.startsWith(p))) return `id,name\n1,"${key}"\n`;
+    if (jsonPrefixes.some((p) => key.startsWith(p)))
+      return `${JSON.stringify({ demo: key, n: key.length })}\n`;
+    return `{"demo":"${key}"}\n`;
+  };
+  const upload = (key: string, body = bodyOf(key)) =>
+    clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
   for (const key of keys) {
     await upload(key);
     const routed = router.route({
@@ -65,6 +81,20 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
     if (routed.kind !== 'routed') skipped += 1;
     else for (const file of routed.files) distinct.add(`${file.table}#${file.identity}`);
   }
+  // Bronze tables: once the first version is in, a file with a new column, a mistyped value and a bad record.
+  for (const table of stack.tables) {
+    const format = bronze.get(table.name);
+    if (!format) continue;
+    await firstVersion(clients, stack.outputs[OUTPUTS.manifestBucket] ?? '', table.name);
+    const key = `${table.prefix}2026/11/30/drift.${format === 'csv' ? 'csv' : 'json'}`;
+    await upload(
+      key,
+      format === 'csv'
+        ? 'id,name,score\n2,drift,9.5\nnot-a-number,typo,1\n3,short row\n'
+        : '{"demo":"drift","n":1,"color":"red"}\n{"demo":"typo","n":"not a number","color":"blue"}\nthis line is not JSON\n',
+    );
+    distinct.add(`${table.name}#drift`);
+  }
   // Re-uploading a key sends its event again: the path identity makes it a duplicate.
   const again = keys.filter((k) => k.endsWith('.json') && !k.includes('_temporary')).slice(0, 5);
   for (const key of again) await upload(key);
@@ -72,4 +102,16 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
   for (const body of BAD_INPUTS)
     await clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
   return { files: distinct.size, duplicateUploads: again.length, badInputs: BAD_INPUTS.length, skipped };
+}
+
+/** Waits (up to a minute) for a table's first manifest, so the demo's drift lands in a later version. */
+async function firstVersion(clients: AwsClients, manifestBucket: string, table: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const page = await clients.s3.send(
+      new ListObjectsV2Command({ Bucket: manifestBucket, Prefix: `${table}/_manifests/`, MaxKeys: 1 }),
+    );
+    if ((page.KeyCount ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }

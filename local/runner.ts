@@ -2,11 +2,13 @@ import { appendFileSync } from 'node:fs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { queueDepth } from '../shared/aws/queues.ts';
 import { runtimeFromEnv } from '../shared/aws/runtime.ts';
+import { sinkRuntimeFromEnv } from '../shared/bronze/runtime.ts';
 import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
 import type { Log } from '../shared/log.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
 import { OUTPUTS, SERVICE } from '../shared/names.ts';
+import { SinkTable } from '../shared/usecases/sink.ts';
 import { commitsInFlight, sweepStale } from '../shared/usecases/sweep.ts';
 import type { FunctionName, LocalStack } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
@@ -48,6 +50,14 @@ export class LocalRunner {
   private stopping = false;
   private loops: Promise<void>[] = [];
   private readonly runtimes;
+  /** The bronze sink, when a table has `bronze`: run in a loop here instead of from its FIFO queue. */
+  readonly sink:
+    | {
+        readonly table: SinkTable;
+        readonly runtime: ReturnType<typeof sinkRuntimeFromEnv>;
+        readonly tables: string[];
+      }
+    | undefined;
 
   constructor(private readonly options: RunnerOptions) {
     const env = (name: FunctionName) => ({
@@ -62,6 +72,46 @@ export class LocalRunner {
       committer: make('Committer', SERVICE.committer),
       sweeper: make('Sweeper', SERVICE.sweeper),
     };
+    // The sink reads what the committer reads (config, ledger, manifest bucket): the committer's environment.
+    const sinkRuntime = sinkRuntimeFromEnv(env('Committer'), {
+      log: fileLog(options.logFile, 'inlet-sink'),
+      nudger: { nudge: async () => {} },
+    });
+    const bronzeTables = sinkRuntime.config.tables.filter((t) => t.bronze).map((t) => t.name);
+    this.sink =
+      bronzeTables.length > 0
+        ? { table: new SinkTable(sinkRuntime), runtime: sinkRuntime, tables: bronzeTables }
+        : undefined;
+  }
+
+  /** Each bronze table caught up with its committed versions, like the sink's queue would drive it. */
+  private async sinkLoop(): Promise<void> {
+    const sink = this.sink;
+    if (!sink) return;
+    while (!this.stopping) {
+      for (const table of sink.tables) {
+        try {
+          await sink.table.catchUp(table, Date.now() + 60_000);
+        } catch (error) {
+          fileLog(this.options.logFile, 'local-runner').error('bronze sink failed; retrying', {
+            table,
+            error: String(error),
+          });
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  /** Every bronze table's Delta version is its manifest head - 1. */
+  async sinksCaughtUp(): Promise<boolean> {
+    const sink = this.sink;
+    if (!sink) return true;
+    for (const table of sink.tables) {
+      const head = (await this.runtimes.sweeper.ledger.getTable(table)).head;
+      if ((await sink.runtime.cursors.get(table)).deltaVersion !== head - 1) return false;
+    }
+    return true;
   }
 
   private async pollLoop(name: 'Batcher' | 'Committer'): Promise<void> {
@@ -125,7 +175,7 @@ export class LocalRunner {
 
   start(): void {
     this.stopping = false;
-    this.loops = [this.pollLoop('Batcher'), this.pollLoop('Committer'), this.sweepLoop()];
+    this.loops = [this.pollLoop('Batcher'), this.pollLoop('Committer'), this.sweepLoop(), this.sinkLoop()];
   }
 
   /** Lets the invocations in flight finish, like a Lambda draining, then returns. */
@@ -153,7 +203,8 @@ export class LocalRunner {
   async quiet(): Promise<boolean> {
     const d = await this.depths();
     if (d.ingest > 0 || d.commit > 0) return false;
-    return !(await commitsInFlight(this.runtimes.sweeper.ledger, this.options.stack.tables));
+    if (await commitsInFlight(this.runtimes.sweeper.ledger, this.options.stack.tables)) return false;
+    return this.sinksCaughtUp();
   }
 
   /** `Trigger.AvailableNow`: process until quiet twice in a row, re-requesting stalled commits when idle. */

@@ -1,3 +1,6 @@
+import { bronzeLocation } from '../shared/bronze/config.ts';
+import type { SinkCursorStore } from '../shared/bronze/ports.ts';
+import type { PipelineConfig } from '../shared/config.ts';
 import type { Ledger } from '../shared/ledger/ledger.ts';
 import type { BatchStore } from '../shared/storage/batch-store.ts';
 
@@ -100,4 +103,34 @@ export function liveLine(
     `duplicates ${total('DuplicatesDropped')} | committed ${files} | versions ${versions} | ` +
     `quarantined ${total('EventsQuarantined')} | queued ${depths.ingest} | DLQ ${depths.ingestDlq + depths.commitDlq}`
   );
+}
+
+/**
+ * The bronze fields of the local contract (../shared/design.md §5) for the tables that have a Delta sink:
+ * `{table: {version, rows, rescued}}`, version as Delta readers report it (manifest version - 1).
+ */
+export async function bronzeSummary(
+  cursors: SinkCursorStore,
+  tables: readonly string[],
+): Promise<Record<string, { version: number; rows: number; rescued: number }>> {
+  const out: Record<string, { version: number; rows: number; rescued: number }> = {};
+  for (const table of tables) {
+    const cursor = await cursors.get(table);
+    out[table] = { version: cursor.deltaVersion, rows: cursor.rows, rescued: cursor.rescued };
+  }
+  return out;
+}
+
+/** `.inlet/local.json` table entries, with `bronzeLocation` and `bronzeFormat` for tables that have a sink. */
+export function withBronzeFields(
+  tables: readonly { name: string; prefix: string }[],
+  config: PipelineConfig,
+  manifestBucket: string,
+): Array<{ name: string; prefix: string; bronzeLocation?: string; bronzeFormat?: string }> {
+  return tables.map((t) => {
+    const bronze = config.tables.find((c) => c.name === t.name)?.bronze;
+    if (!bronze) return t;
+    const { bucket, prefix } = bronzeLocation(t.name, bronze, manifestBucket);
+    return { ...t, bronzeLocation: `s3://${bucket}/${prefix}`, bronzeFormat: bronze.format };
+  });
 }

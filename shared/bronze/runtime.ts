@@ -26,7 +26,7 @@ export type SinkRuntime = SinkDeps & { readonly nudger: SinkNudger };
  */
 export function sinkRuntimeFromEnv(
   env: NodeJS.ProcessEnv = process.env,
-  overrides: { readonly log?: Log } = {},
+  overrides: { readonly log?: Log; readonly nudger?: SinkNudger } = {},
 ): SinkRuntime {
   const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
   const s3 = new S3Client(aws);
@@ -53,6 +53,7 @@ export function sinkRuntimeFromEnv(
     manifestBucket,
     log,
     now: Date.now,
-    nudger: new SqsSinkNudger({ client: sqs, queueUrl: required(env, 'INLET_SINK_QUEUE_URL') }),
+    nudger:
+      overrides.nudger ?? new SqsSinkNudger({ client: sqs, queueUrl: required(env, 'INLET_SINK_QUEUE_URL') }),
   };
 }
