@@ -155,6 +155,18 @@ backfill
     }),
   );
 program
+  .command('table')
+  .argument('<name>', 'a table with a bronze (Delta Lake) sink')
+  .option('--location <s3-url>', 'the Delta table root (default: from .inlet/local.json)')
+  .description('the Delta table: version, schema, row count, rescued rows')
+  .addHelpText(
+    'after',
+    examples('inlet table orders', 'inlet --stack Inlet table orders --location s3://lake/bronze/orders'),
+  )
+  .action((name: string, o: { location?: string }) =>
+    withTarget(async (t, json) => (await import('./commands/table.ts')).table(t, name, { ...o, json })),
+  );
+program
   .command('down')
   .description("stop local mode's background emulator (its data goes with it)")
   .addHelpText('after', examples('inlet down'))

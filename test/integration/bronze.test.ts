@@ -7,6 +7,7 @@ import { destroyClients } from '../../shared/aws/clients.ts';
 import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import type { DeltaStore } from '../../shared/bronze/ports.ts';
 import { S3DeltaStore, S3SourceObjects } from '../../shared/bronze/s3-delta-store.ts';
+import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import type { PipelineConfigInput } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
 import { SinkTable } from '../../shared/usecases/sink.ts';
@@ -125,6 +126,15 @@ describe('bronze Delta table, read back by delta-rs', () => {
       expect.arrayContaining(['red', 'blue', null]),
     );
     expect(await t.cursors.get('events')).toMatchObject({ deltaVersion: 1, rows: 5, rescued: 2 });
+    // What `inlet table` shows, from the log alone.
+    const reader = testClients();
+    clientSets.push(reader);
+    const state = await readBronzeTable(
+      'events',
+      new S3DeltaStore(reader.s3, t.h.resources.manifestBucket, 'events/_bronze'),
+    );
+    expect(state).toMatchObject({ version: 1, rows: 5, rescued: 2, files: 2 });
+    expect(state.schema.map((c) => c.name)).toEqual(['id', 'zip', 'amount', 'color']);
   });
 
   it('CSV with a header, a new column and a short row', async () => {

@@ -1,0 +1,47 @@
+import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
+import { allColumns } from '../../shared/bronze/schema.ts';
+import { readBronzeTable } from '../../shared/bronze/table-state.ts';
+import { CliError, type CliTarget, requireTable } from '../target.ts';
+
+/**
+ * `inlet table <name>`: the bronze Delta table's version, schema, row and rescued-row counts, read from its
+ * `_delta_log/`. The location comes from `.inlet/local.json` in local mode, or `--location`.
+ */
+export async function table(
+  target: CliTarget,
+  name: string,
+  options: { location?: string; json: boolean },
+): Promise<void> {
+  const entry = requireTable(target, name) as { name: string; bronzeLocation?: string };
+  const location = options.location ?? entry.bronzeLocation;
+  if (!location)
+    throw new CliError(
+      `table '${name}' has no bronze location here: it has no bronze sink, or pass --location s3://bucket/prefix`,
+    );
+  const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);
+  if (!match) throw new CliError(`--location must be s3://bucket/prefix, not '${location}'`);
+  const delta = new S3DeltaStore(target.clients.s3, match[1] ?? '', (match[2] ?? '').replace(/\/+$/, ''));
+  const state = await readBronzeTable(name, delta);
+  const result = {
+    table: name,
+    location,
+    deltaVersion: state.version,
+    rows: state.rows,
+    rescuedRows: state.rescued,
+    dataFiles: state.files,
+    schema: allColumns(state.schema).map((c) => ({ name: c.name, type: c.type })),
+  };
+  if (options.json) {
+    console.log(JSON.stringify(result, null, 2));
+    return;
+  }
+  if (state.version < 0) {
+    console.log(`${name}: no Delta version yet at ${location}`);
+    return;
+  }
+  console.log(`${name}  ${location}`);
+  console.log(
+    `Delta version ${state.version}  rows ${state.rows}  rescued ${state.rescued}  data files ${state.files}`,
+  );
+  for (const column of result.schema) console.log(`  ${column.name.padEnd(24)} ${column.type}`);
+}
