@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -7,6 +9,7 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { projectRoot } from '../local/paths.ts';
@@ -21,6 +24,8 @@ export interface BronzeSinkProps {
   readonly config: PipelineConfig;
   readonly eventBus: IEventBus;
   readonly logRetention: RetentionDays;
+  /** Where the DLQ alarm goes: a table stopped by `failOnNewColumns` or a conflict lands there. */
+  readonly alarmTopic: ITopic;
   /** @default Duration.minutes(15) */
   readonly timeout?: Duration;
   /** @default 512 (a file being built is at most maxFileBytes, 32 MiB by default, plus one row group) */
@@ -86,6 +91,16 @@ export class BronzeSink extends Construct {
     });
     this.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
 
+    // A message here means a table's sink keeps failing (failOnNewColumns, a foreign commit): it has stopped.
+    const dlqAlarm = new Alarm(this, 'SinkDlqAlarm', {
+      alarmDescription: 'Bronze sink messages dead-lettered: a Delta table has stopped (see the sink logs)',
+      metric: this.dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    dlqAlarm.addAlarmAction(new SnsAction(props.alarmTopic));
     const bronzeTables = config.tables.filter((t) => t.bronze);
     for (const table of bronzeTables) {
       new Rule(this, `Committed-${table.name}`, {

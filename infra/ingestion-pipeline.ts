@@ -122,6 +122,7 @@ export class IngestionPipeline extends Construct {
       state: this.state,
       config: this.config,
       eventBus: this.eventBus,
+      alarmTopic: this.alarmTopic,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {

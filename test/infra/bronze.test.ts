@@ -43,6 +43,16 @@ describe('bronze sink infra', () => {
       0,
     );
     t.hasResourceProperties('AWS::SQS::Queue', { FifoQueue: true, ContentBasedDeduplication: true });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [Match.stringLikeRegexp('BronzeSinkDlq'), 'QueueName'] },
+        },
+      ],
+      AlarmActions: [Match.anyValue()],
+    });
   });
 
   it('rejects an invalid bronze config at synth, listing every problem', () => {
