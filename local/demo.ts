@@ -24,10 +24,20 @@ const BAD_INPUTS = [
   JSON.stringify({ Records: [{ eventSource: 'aws:s3', eventVersion: '1.0', s3: {} }] }),
 ];
 
-/** Every key the demo uploads for these tables: files, awkward keys, a folder marker and two temp files each. */
-export function demoKeys(tables: readonly { prefix: string }[], perTable: number): string[] {
+/** The demo's file with schema drift and bad records, for a table with a bronze sink. */
+export const driftKey = (prefix: string) => `${prefix}2026/11/30/drift.json`;
+
+/**
+ * Every key the demo uploads for these tables: files, awkward keys, a folder marker and two temp files each,
+ * and a drift file for each table with a bronze sink (`bronzeFormat`, as in `.inlet/local.json`).
+ */
+export function demoKeys(
+  tables: readonly { prefix: string; bronzeFormat?: string }[],
+  perTable: number,
+): string[] {
   const keys: string[] = [];
   for (const table of tables) {
+    if (table.bronzeFormat) keys.push(driftKey(table.prefix));
     for (let i = 0; i < perTable; i++)
       keys.push(`${table.prefix}2026/11/29/part-${String(i).padStart(4, '0')}.json`);
     for (const name of AWKWARD) keys.push(`${table.prefix}awkward/${name}`);
@@ -46,14 +56,18 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
   const router = new Router(
     parsePipelineConfig({ tables: JSON.parse(stack.outputs[OUTPUTS.tables] ?? '[]') }),
   );
-  const keys = demoKeys(stack.tables, perTable);
-  const distinct = new Set<string>();
-  let skipped = 0;
   const bronze = new Map(
     configFromEnv(stack.environment.Committer).tables.flatMap((t) =>
       t.bronze ? [[t.name, t.bronze.format]] : [],
     ),
   );
+  const drift = new Set(stack.tables.filter((t) => bronze.has(t.name)).map((t) => driftKey(t.prefix)));
+  const keys = demoKeys(
+    stack.tables.map((t) => ({ ...t, bronzeFormat: bronze.get(t.name) })),
+    perTable,
+  ).filter((key) => !drift.has(key));
+  const distinct = new Set<string>();
+  let skipped = 0;
   const prefixesOf = (format: string) =>
     stack.tables.filter((t) => bronze.get(t.name) === format).map((t) => t.prefix);
   const csvPrefixes = prefixesOf('csv');
@@ -86,14 +100,14 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
     const format = bronze.get(table.name);
     if (!format) continue;
     await firstVersion(clients, stack.outputs[OUTPUTS.manifestBucket] ?? '', table.name);
-    const key = `${table.prefix}2026/11/30/drift.${format === 'csv' ? 'csv' : 'json'}`;
+    const key = driftKey(table.prefix);
     await upload(
       key,
       format === 'csv'
         ? 'id,name,score\n2,drift,9.5\nnot-a-number,typo,1\n3,short row\n'
         : '{"demo":"drift","n":1,"color":"red"}\n{"demo":"typo","n":"not a number","color":"blue"}\nthis line is not JSON\n',
     );
-    distinct.add(`${table.name}#drift`);
+    distinct.add(`${table.name}#${key}`);
   }
   // Re-uploading a key sends its event again: the path identity makes it a duplicate.
   const again = keys.filter((k) => k.endsWith('.json') && !k.includes('_temporary')).slice(0, 5);
