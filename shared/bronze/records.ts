@@ -150,7 +150,14 @@ async function* csvRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<So
     }
     if (row.length === 1 && row[0] === '') return;
     if (!header) {
-      header = row.map((name) => name.trim());
+      // A repeated header name would overwrite its twin's values: the second becomes `name_2`, and so on.
+      const seen = new Map<string, number>();
+      header = row.map((raw) => {
+        const name = raw.trim();
+        const n = (seen.get(name) ?? 0) + 1;
+        seen.set(name, n);
+        return n === 1 ? name : `${name}_${n}`;
+      });
       return;
     }
     if (row.length !== header.length) {

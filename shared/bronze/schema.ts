@@ -16,6 +16,14 @@ export interface Column {
 /** The data columns; the system columns (config.ts) always follow them. */
 export type TableSchema = readonly Column[];
 
+/**
+ * Column names a Delta table without column mapping accepts (PROTOCOL.md "Column Mapping": without it, names
+ * may not contain ` ,;{}()\n\t=`). Others stay out of the schema and their values go to `_rescued_data`.
+ */
+export function isStorableColumn(name: string): boolean {
+  return name !== '' && !/[ ,;{}()\n\t=]/.test(name) && !SYSTEM_COLUMNS.includes(name);
+}
+
 /** The type a raw value would have on its own; undefined for null / missing. */
 export function typeOfValue(value: unknown, fromCsv: boolean): BronzeType | undefined {
   if (value === null || value === undefined) return undefined;
@@ -78,7 +86,7 @@ export class SchemaObserver {
 
   observe(values: Readonly<Record<string, unknown>>): void {
     for (const [name, value] of Object.entries(values)) {
-      if (SYSTEM_COLUMNS.includes(name)) continue;
+      if (!isStorableColumn(name)) continue;
       this.types.set(name, widen(this.types.get(name), typeOfValue(value, this.fromCsv)));
     }
   }
@@ -140,7 +148,7 @@ export function fitRecord(
   for (const [name, value] of Object.entries(values)) {
     const type = byName.get(name);
     if (type === undefined) {
-      if (mode !== 'none' || SYSTEM_COLUMNS.includes(name)) rescued[name] = value;
+      if (mode !== 'none' || !isStorableColumn(name)) rescued[name] = value;
       continue;
     }
     const fitted = coerce(value, type, fromCsv);

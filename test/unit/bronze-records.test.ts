@@ -55,4 +55,9 @@ describe('bronze record readers', () => {
     expect(records.map((r) => r.kind)).toEqual(['corrupt', 'row', 'corrupt']);
     expect(records[0]).toMatchObject({ raw: '1,a,extra', reason: '3 fields where the header has 2' });
   });
+
+  it('keeps both values of a repeated CSV header name', async () => {
+    const records = await read('csv', 'id,id,v\n1,2,3\n');
+    expect(records).toEqual([{ kind: 'row', values: { id: '1', id_2: '2', v: '3' } }]);
+  });
 });

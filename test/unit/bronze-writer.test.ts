@@ -281,4 +281,27 @@ describe('writing one manifest version as a Delta commit', () => {
     const info = actions(delta, 0)[0]?.commitInfo as { inlet: { missingSources: string[] } };
     expect(info.inlet.missingSources).toEqual(['s3://landing/gone.json']);
   });
+
+  it('keeps a column name Delta cannot store (space, comma, =) out of the schema and rescues its values', async () => {
+    const sources = new MemorySources();
+    const delta = new MemoryDelta();
+    sources.objects.set('a.json', '{"id":1,"bad name":"x","a=b":2}\n');
+    const result = await writeVersion(
+      { sources, delta },
+      {
+        table: 't',
+        location: 's3://b/p',
+        config: config({ evolution: 'none' }),
+        manifest: manifestOf('t', 1, ['a.json']),
+        schema: undefined,
+      },
+    );
+    expect(result.schema).toEqual([{ name: 'id', type: 'long' }]);
+    const rows = await rowsOf(delta, 'part-00000000000000000001-00000.snappy.parquet');
+    expect(JSON.parse(rows[0]?._rescued_data as string)).toEqual({
+      'bad name': 'x',
+      'a=b': 2,
+      _file_path: 's3://landing/a.json',
+    });
+  });
 });
