@@ -21,14 +21,14 @@ describe('npx cdk synth', () => {
       const functions = Object.values(
         template.Resources as Record<string, { Type: string; Properties: { Runtime?: string } }>,
       ).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Runtime === 'nodejs22.x');
-      expect(functions).toHaveLength(4); // batcher, committer, sweeper, backfill
+      expect(functions).toHaveLength(5); // batcher, committer, sweeper, backfill, bronze sink (cdk.json has bronze tables)
       // The bundles are real esbuild output (no Docker), ESM.
       const assets = JSON.parse(readFileSync(join(out, 'Inlet.assets.json'), 'utf8')).files as Record<
         string,
         { source: { path: string } }
       >;
       const bundles = Object.values(assets).filter((a) => existsSync(join(out, a.source.path, 'index.mjs')));
-      expect(bundles).toHaveLength(4);
+      expect(bundles).toHaveLength(5);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
