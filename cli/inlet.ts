@@ -167,6 +167,15 @@ program
     withTarget(async (t, json) => (await import('./commands/table.ts')).table(t, name, { ...o, json })),
   );
 program
+  .command('tail')
+  .requiredOption('--table <name>', 'the table')
+  .option('--from <version>', 'first version to print (your checkpoint + 1)', integer, 1)
+  .description('committed versions in order, one JSON line each, from --from to the newest')
+  .addHelpText('after', examples('inlet tail --table orders --from 41'))
+  .action((o: { table: string; from: number }) =>
+    withTarget(async (t) => (await import('./commands/tail.ts')).tail(t, o)),
+  );
+program
   .command('down')
   .description("stop local mode's background emulator (its data goes with it)")
   .addHelpText('after', examples('inlet down'))

@@ -1,7 +1,8 @@
 import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
 import { allColumns } from '../../shared/bronze/schema.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
-import { CliError, type CliTarget, requireTable } from '../target.ts';
+import { CliError } from '../errors.ts';
+import { type CliTarget, requireTable } from '../target.ts';
 
 /**
  * `inlet table <name>`: the bronze Delta table's version, schema, row and rescued-row counts, read from its
