@@ -50,12 +50,14 @@ describe.skipIf(testTarget().kind === 'aws')("the synthesized stack on the emula
       ingest.Attributes?.QueueArn,
       ingest.Attributes?.QueueArn,
     ]);
+    // The batcher's, the committer's and (cdk.json's tables have bronze sinks) the sink's event source mappings.
     expect([...deployment.replaced].sort()).toEqual([
-      expect.stringMatching(/AWS::Lambda::EventSourceMapping.*local runner/),
-      expect.stringMatching(/AWS::Lambda::EventSourceMapping.*local runner/),
+      expect.stringMatching(/BronzeSink.*AWS::Lambda::EventSourceMapping.*local runner/),
+      expect.stringMatching(/Batcher.*AWS::Lambda::EventSourceMapping.*local runner/),
+      expect.stringMatching(/Committer.*AWS::Lambda::EventSourceMapping.*local runner/),
       expect.stringMatching(/Custom::S3BucketNotifications.*PutBucketNotificationConfiguration/),
     ]);
-    // What moto's CloudFormation lacks; README "Deploying to the emulator" lists the same.
+    // What moto's CloudFormation lacks; docs/emulator.md "The template on the emulator" lists the same.
     console.log(`emulator CloudFormation skipped: ${deployment.skipped.join(', ')}`);
     expect(deployment.skipped).not.toContain('AWS::SQS::Queue');
     expect(deployment.skipped).not.toContain('AWS::DynamoDB::Table');
