@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
 import type { ObjectRef } from '../model.ts';
 import type { PutIfAbsentResult } from '../storage/batch-store.ts';
+import { listVersions } from '../storage/s3-versions.ts';
 import { logKey } from './delta-log.ts';
 import type { DeltaStore, SourceObjects } from './ports.ts';
 
@@ -82,26 +83,6 @@ export class S3DeltaStore implements DeltaStore {
   }
 
   async listCommits(): Promise<number[]> {
-    const versions: number[] = [];
-    let ContinuationToken: string | undefined;
-    do {
-      try {
-        const page = await this.client.send(
-          new ListObjectsV2Command({
-            Bucket: this.bucket,
-            Prefix: this.key('_delta_log/'),
-            ContinuationToken,
-          }),
-        );
-        for (const object of page.Contents ?? []) {
-          const match = /\/(\d{20})\.json$/.exec(object.Key ?? '');
-          if (match?.[1]) versions.push(Number(match[1]));
-        }
-        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } catch (error) {
-        throw classifyAwsError('list bronze commits', error);
-      }
-    } while (ContinuationToken);
-    return versions.sort((a, b) => a - b);
+    return listVersions(this.client, this.bucket, this.key('_delta_log/'), 'list bronze commits');
   }
 }

@@ -1,14 +1,9 @@
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
 import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../manifest.ts';
 import type { BatchStore, PutIfAbsentResult } from './batch-store.ts';
 import { StagedListMissingError } from './commit-errors.ts';
+import { listVersions } from './s3-versions.ts';
 
 export interface S3BatchStoreOptions {
   readonly client: S3Client;
@@ -97,26 +92,6 @@ export class S3BatchStore implements BatchStore {
   }
 
   async listManifestVersions(table: string): Promise<number[]> {
-    const versions: number[] = [];
-    let ContinuationToken: string | undefined;
-    do {
-      try {
-        const page = await this.client.send(
-          new ListObjectsV2Command({
-            Bucket: this.bucket,
-            Prefix: `${table}/_manifests/`,
-            ContinuationToken,
-          }),
-        );
-        for (const object of page.Contents ?? []) {
-          const match = /\/(\d{20})\.json$/.exec(object.Key ?? '');
-          if (match?.[1]) versions.push(Number(match[1]));
-        }
-        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } catch (error) {
-        throw classifyAwsError('list manifests', error);
-      }
-    } while (ContinuationToken);
-    return versions.sort((a, b) => a - b);
+    return listVersions(this.client, this.bucket, `${table}/_manifests/`, 'list manifests');
   }
 }
