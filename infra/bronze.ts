@@ -7,7 +7,7 @@ import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -17,6 +17,7 @@ import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import type { PipelineConfig } from '../shared/config.ts';
 import { projectRoot } from '../shared/project-root.ts';
 import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
+import { LAMBDA_BUNDLING } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface BronzeSinkProps {
@@ -78,16 +79,7 @@ export class BronzeSink extends Construct {
         POWERTOOLS_LOG_LEVEL: 'INFO',
       },
       logGroup: new LogGroup(this, 'SinkLogs', { retention: props.logRetention }),
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        externalModules: [],
-        mainFields: ['module', 'main'],
-        banner:
-          "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
-      },
+      bundling: LAMBDA_BUNDLING,
     });
     this.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
 

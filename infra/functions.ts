@@ -20,6 +20,18 @@ import type { StatefulResources } from './stateful.ts';
 const bucketArn = (scope: Construct, bucket: string) =>
   Stack.of(scope).formatArn({ service: 's3', region: '', account: '', resource: bucket });
 
+/** How every Inlet function is bundled: local esbuild, ESM for nodejs22.x, minified, with source maps. */
+export const LAMBDA_BUNDLING = {
+  format: OutputFormat.ESM,
+  target: 'node22',
+  minify: true,
+  sourceMap: true,
+  // The SDK is bundled (pinned, the version the tests ran), not taken from the runtime.
+  externalModules: [],
+  mainFields: ['module', 'main'],
+  banner:
+    "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
+};
 export { METRICS_NAMESPACE, SERVICE };
 
 export interface PipelineFunctionsProps {
@@ -74,17 +86,7 @@ export class PipelineFunctions extends Construct {
         timeout,
         environment: { ...environment, POWERTOOLS_SERVICE_NAME: SERVICE[name] },
         logGroup: new LogGroup(this, `${name}Logs`, { retention: props.logRetention }),
-        bundling: {
-          format: OutputFormat.ESM,
-          target: 'node22',
-          minify: true,
-          sourceMap: true,
-          // The SDK is bundled (pinned, the version the tests ran), not taken from the runtime.
-          externalModules: [],
-          mainFields: ['module', 'main'],
-          banner:
-            "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
-        },
+        bundling: LAMBDA_BUNDLING,
       });
 
     this.batcher = make('batcher', 1024, props.batcherTimeout);
