@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -87,5 +87,15 @@ describe('inlet at the terminal', () => {
     inlet(['--help']);
     // tsx keeps one reused cache folder (tsx-<uid>) there: it is tsx's, not a pile-up of ours.
     expect(readdirSync(temp).filter((name) => !/^tsx-\d+$/.test(name))).toEqual([]);
+  });
+
+  it('runs from a bundle that names every source it was built from, so an edited source is rebuilt', () => {
+    expect(inlet(['--help']).status).toBe(0);
+    const stamp = JSON.parse(readFileSync(join(projectRoot, 'cli', 'dist', 'inputs.json'), 'utf8'));
+    // bin.mjs compares these files' times with builtAt: a source left out would keep a stale bundle running.
+    expect(stamp.inputs).toEqual(expect.arrayContaining(['cli/inlet.ts', 'cli/commands/status.ts']));
+    expect(stamp.inputs.some((p: string) => p.startsWith('shared/'))).toBe(true);
+    for (const input of stamp.inputs)
+      expect(statSync(join(projectRoot, input)).mtimeMs).toBeLessThanOrEqual(stamp.builtAt);
   });
 });
