@@ -1,8 +1,8 @@
 // Commit Lambda: one table at a time from the FIFO commit queue -> the next manifest version.
-import { runtimeFromEnv } from '../shared/aws/runtime.ts';
+import { committerRuntimeFromEnv } from '../shared/aws/runtime.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
 import { SERVICE } from '../shared/names.ts';
 
-const runtime = runtimeFromEnv(SERVICE.committer);
+const runtime = committerRuntimeFromEnv(SERVICE.committer);
 
 export const handler = makeCommitterHandler(runtime);

@@ -1,10 +1,10 @@
 // Scheduled sweeper: re-requests commits of sealed batches, reserved versions and unpublished commits
 // that nobody finished, in every table the ledger holds.
-import { runtimeFromEnv } from '../shared/aws/runtime.ts';
+import { sweeperRuntimeFromEnv } from '../shared/aws/runtime.ts';
 import { makeSweeperHandler, sweeperSettingsFromEnv } from '../shared/handlers/sweeper-handler.ts';
 import { SERVICE } from '../shared/names.ts';
 
 export const handler = makeSweeperHandler(
-  runtimeFromEnv(SERVICE.sweeper),
+  sweeperRuntimeFromEnv(SERVICE.sweeper),
   sweeperSettingsFromEnv(process.env),
 );

@@ -1,7 +1,11 @@
 import { appendFileSync } from 'node:fs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { queueDepth } from '../shared/aws/queues.ts';
-import { runtimeFromEnv } from '../shared/aws/runtime.ts';
+import {
+  batcherRuntimeFromEnv,
+  committerRuntimeFromEnv,
+  sweeperRuntimeFromEnv,
+} from '../shared/aws/runtime.ts';
 import { sinkRuntimeFromEnv } from '../shared/bronze/runtime.ts';
 import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
@@ -65,12 +69,14 @@ export class LocalRunner {
       INLET_AWS_ENDPOINT: options.endpoint,
       AWS_REGION: options.region,
     });
-    const make = (name: FunctionName, service: string) =>
-      runtimeFromEnv(service, env(name), { log: fileLog(options.logFile, service), metrics: this.metrics });
+    const overrides = (service: string) => ({
+      log: fileLog(options.logFile, service),
+      metrics: this.metrics,
+    });
     this.runtimes = {
-      batcher: make('Batcher', SERVICE.batcher),
-      committer: make('Committer', SERVICE.committer),
-      sweeper: make('Sweeper', SERVICE.sweeper),
+      batcher: batcherRuntimeFromEnv(SERVICE.batcher, env('Batcher'), overrides(SERVICE.batcher)),
+      committer: committerRuntimeFromEnv(SERVICE.committer, env('Committer'), overrides(SERVICE.committer)),
+      sweeper: sweeperRuntimeFromEnv(SERVICE.sweeper, env('Sweeper'), overrides(SERVICE.sweeper)),
     };
     // The sink reads what the committer reads (config, ledger, manifest bucket): the committer's environment.
     const sinkRuntime = sinkRuntimeFromEnv(env('Committer'), {

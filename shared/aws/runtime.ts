@@ -8,6 +8,7 @@ import { S3ObjectLister } from '../backfill/s3-lister.ts';
 import { SqsEnqueuer } from '../backfill/sqs-enqueuer.ts';
 import { configFromEnv, type PipelineConfig } from '../config.ts';
 import { DEFAULTS } from '../defaults.ts';
+import type { BatcherDeps } from '../handlers/batcher-handler.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
 import type { Log } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
@@ -17,6 +18,8 @@ import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../storage/sqs-commit-queue.ts';
 import { SqsRetryScheduler } from '../storage/sqs-retry-scheduler.ts';
 import type { BackfillDeps } from '../usecases/backfill.ts';
+import type { CommitDeps } from '../usecases/commit-batch.ts';
+import type { SweepDeps } from '../usecases/sweep.ts';
 import { trackAttempts } from './attempts.ts';
 import { PowertoolsMetrics } from './powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from './target.ts';
@@ -33,25 +36,20 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return value;
 }
 
-/** What every entrypoint builds: configuration, the SDK clients, logger, metrics and the ledger. */
+/**
+ * What every function builds: configuration, logger, metrics and the ledger (its DynamoDB client). Each
+ * function then adds only the clients it calls (below): an SDK client package costs 60-110 ms of CPU to load,
+ * the larger part of a cold start (docs/performance.md), so a bundle must not carry one it never uses.
+ */
 function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: RuntimeOverrides) {
   const config: PipelineConfig = configFromEnv(env);
-  // Only the four clients the functions use: createClients would also bundle and construct CloudFormation
-  // and Step Functions clients into every Lambda.
   const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
-  const clients = {
-    dynamodb: new DynamoDBClient(aws),
-    s3: new S3Client(aws),
-    sqs: new SQSClient(aws),
-    events: new EventBridgeClient(aws),
-  };
-  for (const client of Object.values(clients)) trackAttempts(client);
   const logger = new Logger({ serviceName: service });
   const metrics = new PowertoolsMetrics(
     new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE, serviceName: service }),
   );
   const ledger = new DynamoDbLedger({
-    client: clients.dynamodb,
+    client: tracked(new DynamoDBClient(aws)),
     tableName: required(env, 'INLET_LEDGER_TABLE'),
   });
   const log: Log = {
@@ -62,7 +60,7 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
   };
   return {
     config,
-    clients,
+    aws,
     log: overrides.log ?? log,
     metrics: overrides.metrics ?? metrics,
     ledger,
@@ -70,26 +68,64 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
   };
 }
 
+/** Every client's attempts are watched: an error after an applied attempt must not read as "not applied". */
+function tracked<C extends Parameters<typeof trackAttempts>[0]>(client: C): C {
+  trackAttempts(client);
+  return client;
+}
+
+const batchStore = (s3: S3Client, env: NodeJS.ProcessEnv) =>
+  new S3BatchStore({ client: s3, bucket: required(env, 'INLET_MANIFEST_BUCKET') });
+
+const commitQueue = (sqs: SQSClient, env: NodeJS.ProcessEnv) =>
+  new SqsCommitQueue({ client: sqs, queueUrl: required(env, 'INLET_COMMIT_QUEUE_URL') });
+
 /**
- * Everything a Lambda entrypoint needs, from its environment: built once per container at module scope.
+ * Each function's dependencies from its environment, built once per container at module scope.
  * INLET_AWS_ENDPOINT (set only by the local runner) points the same code at an emulator.
  */
-export function runtimeFromEnv(
+export function batcherRuntimeFromEnv(
   service: string,
   env: NodeJS.ProcessEnv = process.env,
   overrides: RuntimeOverrides = {},
-) {
+): BatcherDeps {
   const base = baseRuntime(service, env, overrides);
-  const store = new S3BatchStore({ client: base.clients.s3, bucket: required(env, 'INLET_MANIFEST_BUCKET') });
-  const commitQueue = new SqsCommitQueue({
-    client: base.clients.sqs,
-    queueUrl: required(env, 'INLET_COMMIT_QUEUE_URL'),
-  });
-  const events = env.INLET_EVENT_BUS
-    ? new EventBridgePublisher({ client: base.clients.events, eventBusName: env.INLET_EVENT_BUS })
-    : noEvents;
-  const retries = new SqsRetryScheduler(base.clients.sqs);
-  return { ...base, store, commitQueue, events, retries };
+  const sqs = tracked(new SQSClient(base.aws));
+  return {
+    ...base,
+    store: batchStore(tracked(new S3Client(base.aws)), env),
+    commitQueue: commitQueue(sqs, env),
+    retries: new SqsRetryScheduler(sqs),
+  };
+}
+
+/** The committer: ledger, manifests (S3) and events (EventBridge, when a bus is configured); no SQS. */
+export function committerRuntimeFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: RuntimeOverrides = {},
+): CommitDeps & { readonly metrics: MetricsSink } {
+  const base = baseRuntime(service, env, overrides);
+  return {
+    ...base,
+    store: batchStore(tracked(new S3Client(base.aws)), env),
+    events: env.INLET_EVENT_BUS
+      ? new EventBridgePublisher({
+          client: tracked(new EventBridgeClient(base.aws)),
+          eventBusName: env.INLET_EVENT_BUS,
+        })
+      : noEvents,
+  };
+}
+
+/** The sweeper: ledger and the commit queue only. */
+export function sweeperRuntimeFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: RuntimeOverrides = {},
+): SweepDeps & { readonly metrics: MetricsSink } {
+  const base = baseRuntime(service, env, overrides);
+  return { ...base, commitQueue: commitQueue(tracked(new SQSClient(base.aws)), env) };
 }
 
 function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -108,9 +144,9 @@ export function backfillFromEnv(
   return {
     ...base,
     landingBucket: required(env, 'INLET_LANDING_BUCKET'),
-    lister: new S3ObjectLister(base.clients.s3),
+    lister: new S3ObjectLister(tracked(new S3Client(base.aws))),
     enqueuer: new SqsEnqueuer({
-      client: base.clients.sqs,
+      client: tracked(new SQSClient(base.aws)),
       queueUrl: required(env, 'INLET_INGEST_QUEUE_URL'),
       recordsPerMessage: positiveInt(
         env,
