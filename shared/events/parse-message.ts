@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import type { ObjectRef } from '../model.ts';
+import { issueLines, z } from '../schema.ts';
 import { decodeNotificationKey } from './s3-key.ts';
 import { normalizeVersionId } from './version-id.ts';
 
@@ -17,27 +17,27 @@ export interface ParsedMessage {
   }>;
 }
 
-const nonEmpty = z.string().min(1);
-const size = z.number().int().nonnegative();
+const nonEmpty = z.string().check(z.minLength(1));
+const size = z.int().check(z.nonnegative());
 
 /** S3 event notification record, eventVersion 2.x (notification-content-structure). */
 const notificationRecord = z.object({
   eventSource: z.literal('aws:s3'),
-  eventVersion: z.string().regex(/^2\./, 'eventVersion must be 2.x'),
+  eventVersion: z.string().check(z.regex(/^2\./, 'eventVersion must be 2.x')),
   eventName: nonEmpty,
   eventTime: nonEmpty,
   s3: z.object({
     bucket: z.object({ name: nonEmpty }),
     object: z.object({
       key: nonEmpty,
-      size: size.optional(),
-      eTag: z.string().optional(),
-      versionId: z.string().nullish(),
-      sequencer: z.string().optional(),
+      size: z.optional(size),
+      eTag: z.optional(z.string()),
+      versionId: z.nullish(z.string()),
+      sequencer: z.optional(z.string()),
     }),
   }),
   /** Inlet's own addition on records a backfill enqueued (shared/backfill/enqueue.ts). */
-  inlet: z.object({ table: nonEmpty, run: z.string().optional() }).optional(),
+  inlet: z.optional(z.object({ table: nonEmpty, run: z.optional(z.string()) })),
 });
 
 /**
@@ -55,11 +55,11 @@ const eventBridgeEvent = z.object({
     bucket: z.object({ name: nonEmpty }),
     object: z.object({
       key: nonEmpty,
-      size: size.optional(),
-      etag: z.string().optional(),
-      eTag: z.string().optional(), // moto's spelling
-      'version-id': z.string().nullish(),
-      sequencer: z.string().optional(),
+      size: z.optional(size),
+      etag: z.optional(z.string()),
+      eTag: z.optional(z.string()), // moto's spelling
+      'version-id': z.nullish(z.string()),
+      sequencer: z.optional(z.string()),
     }),
   }),
 });
@@ -67,14 +67,11 @@ const eventBridgeEvent = z.object({
 const snsEnvelope = z.object({
   Type: z.literal('Notification'),
   Message: z.string(),
-  TopicArn: z.string().optional(),
+  TopicArn: z.optional(z.string()),
 });
 
-function issueText(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 3)
-    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-    .join('; ');
+function issueText(error: Parameters<typeof issueLines>[0]): string {
+  return issueLines(error).slice(0, 3).join('; ');
 }
 
 function isoTime(value: string | number): string {

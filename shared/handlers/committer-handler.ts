@@ -1,14 +1,15 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
 import { BatchNotSealedError } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
+import { z } from '../schema.ts';
 import { ManifestAheadOfLedgerError, StagedListMissingError } from '../storage/commit-errors.ts';
 import { CommitBatch, type CommitDeps } from '../usecases/commit-batch.ts';
 
 export type CommitterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
-const commitRequest = z.object({ table: z.string().min(1), batchId: z.string().min(1) });
+const nonEmpty = z.string().check(z.minLength(1));
+const commitRequest = z.object({ table: nonEmpty, batchId: nonEmpty });
 
 /**
  * The commit Lambda on the FIFO queue: records of one table in order. After a failure the rest of that

@@ -1,7 +1,7 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { z } from 'zod';
 import type { SinkNudger } from '../bronze/sink-queue.ts';
+import { z } from '../schema.ts';
 import { type SinkDeps, SinkTable } from '../usecases/sink.ts';
 
 export type SinkHandler = (
@@ -10,10 +10,11 @@ export type SinkHandler = (
 ) => Promise<SQSBatchResponse>;
 
 /** A `BatchCommitted` event as EventBridge delivers it to SQS, or the sink's own `{table}` nudge. */
-const sinkMessage = z.union([
-  z.object({ detail: z.object({ table: z.string().min(1) }) }).transform((m) => m.detail.table),
-  z.object({ table: z.string().min(1) }).transform((m) => m.table),
-]);
+const table = z.string().check(z.minLength(1));
+const sinkMessage = z.pipe(
+  z.union([z.object({ detail: z.object({ table }) }), z.object({ table })]),
+  z.transform((m) => ('detail' in m ? m.detail.table : m.table)),
+);
 
 /** Time kept back from the Lambda timeout to finish a version's commit and advance the cursor. */
 const SAFETY_MS = 60_000;

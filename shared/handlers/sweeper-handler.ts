@@ -1,9 +1,10 @@
-import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
+import { issueLines, z } from '../schema.ts';
 import { type SweepDeps, type SweepResult, sweepStale } from '../usecases/sweep.ts';
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const positiveInt = (fallback: number) =>
+  z._default(z.coerce.number().check(z.int(), z.positive()), fallback);
 
 /** The sweeper's environment (set by infra/functions.ts; defaults fit a 1-minute, 5-minute-schedule run). */
 const sweeperEnv = z.object({
@@ -29,8 +30,7 @@ export interface SweeperSettings {
 /** Validated at start-up: a typo in a number fails the deploy's first invocation loudly, not every sweep. */
 export function sweeperSettingsFromEnv(env: NodeJS.ProcessEnv): SweeperSettings {
   const parsed = sweeperEnv.safeParse(env);
-  if (!parsed.success)
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  if (!parsed.success) throw new ConfigError(issueLines(parsed.error));
   const e = parsed.data;
   return {
     staleAfterMs: e.INLET_STALE_AFTER_SECONDS * 1000,
