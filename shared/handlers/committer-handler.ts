@@ -1,9 +1,9 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { BatchNotSealedError } from '../errors.ts';
+import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
 import { z } from '../schema.ts';
-import { ManifestAheadOfLedgerError, StagedListMissingError } from '../storage/commit-errors.ts';
+
 import { CommitBatch, type CommitDeps } from '../usecases/commit-batch.ts';
 
 export type CommitterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;

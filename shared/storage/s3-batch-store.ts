@@ -1,8 +1,7 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { classifyAwsError } from '../errors.ts';
+import { classifyAwsError, StagedListMissingError } from '../errors.ts';
 import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../manifest.ts';
 import type { BatchStore, PutIfAbsentResult } from './batch-store.ts';
-import { StagedListMissingError } from './commit-errors.ts';
 import { listVersions } from './s3-versions.ts';
 
 export interface S3BatchStoreOptions {

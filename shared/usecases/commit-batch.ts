@@ -3,7 +3,9 @@ import {
   BatchNotSealedError,
   InletError,
   isThrottle,
+  ManifestAheadOfLedgerError,
   ManifestConflictError,
+  StagedListMissingError,
   UnknownOutcomeError,
 } from '../errors.ts';
 import type { Ledger } from '../ledger/ledger.ts';
@@ -11,7 +13,6 @@ import type { Log } from '../log.ts';
 import { buildManifest, type Manifest, manifestKey } from '../manifest.ts';
 import type { BatchRecord, PendingVersion } from '../model.ts';
 import type { BatchStore, EventPublisher } from '../storage/batch-store.ts';
-import { ManifestAheadOfLedgerError, StagedListMissingError } from '../storage/commit-errors.ts';
 
 export interface CommitDeps {
   readonly ledger: Ledger;
