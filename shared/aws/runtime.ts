@@ -10,6 +10,7 @@ import { configFromEnv, type PipelineConfig } from '../config.ts';
 import { DEFAULTS } from '../defaults.ts';
 import type { BatcherDeps } from '../handlers/batcher-handler.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
+import type { Ledger, LedgerQueries } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { METRICS_NAMESPACE } from '../names.ts';
@@ -74,6 +75,9 @@ function tracked<C extends Parameters<typeof trackAttempts>[0]>(client: C): C {
   return client;
 }
 
+/** The ledger adapter also answers operators' queries (local mode's summary and CLI read it from a runtime). */
+type Operated = { readonly ledger: Ledger & LedgerQueries };
+
 const batchStore = (s3: S3Client, env: NodeJS.ProcessEnv) =>
   new S3BatchStore({ client: s3, bucket: required(env, 'INLET_MANIFEST_BUCKET') });
 
@@ -88,7 +92,7 @@ export function batcherRuntimeFromEnv(
   service: string,
   env: NodeJS.ProcessEnv = process.env,
   overrides: RuntimeOverrides = {},
-): BatcherDeps {
+): BatcherDeps & Operated {
   const base = baseRuntime(service, env, overrides);
   const sqs = tracked(new SQSClient(base.aws));
   return {
@@ -104,7 +108,7 @@ export function committerRuntimeFromEnv(
   service: string,
   env: NodeJS.ProcessEnv = process.env,
   overrides: RuntimeOverrides = {},
-): CommitDeps & { readonly metrics: MetricsSink } {
+): CommitDeps & Operated & { readonly metrics: MetricsSink } {
   const base = baseRuntime(service, env, overrides);
   return {
     ...base,
@@ -123,7 +127,7 @@ export function sweeperRuntimeFromEnv(
   service: string,
   env: NodeJS.ProcessEnv = process.env,
   overrides: RuntimeOverrides = {},
-): SweepDeps & { readonly metrics: MetricsSink } {
+): SweepDeps & Operated & { readonly metrics: MetricsSink } {
   const base = baseRuntime(service, env, overrides);
   return { ...base, commitQueue: commitQueue(tracked(new SQSClient(base.aws)), env) };
 }

@@ -38,6 +38,7 @@ import type {
   FileEntry,
   FinalizeResult,
   Ledger,
+  LedgerQueries,
   MoveResult,
   SealedIndexKey,
   SealRequest,
@@ -107,7 +108,7 @@ function cancelledTransiently(error: TransactionCanceledException): boolean {
 const jitter = (attempt: number) => sleep(Math.random() * Math.min(1000, 25 * 2 ** attempt));
 
 /** The ledger in one DynamoDB table (pk, sk strings; one sparse GSI over batch items only). */
-export class DynamoDbLedger implements Ledger {
+export class DynamoDbLedger implements Ledger, LedgerQueries {
   private readonly doc: DynamoDBDocumentClient;
   private readonly tableName: string;
 

@@ -81,15 +81,11 @@ export interface Ledger {
    */
   listSealedBatches(table: string, sealedBefore: number): Promise<BatchRecord[]>;
   quarantine(entry: QuarantineEntry): Promise<void>;
-  listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]>;
-  getFile(table: string, identity: string): Promise<FileEntry | undefined>;
   /**
    * Which of these identities the ledger has a claim for (eventually consistent reads, 100 per request):
    * backfill and reconcile skip them. Not on the ingestion path.
    */
   knownIdentities(table: string, identities: readonly string[]): Promise<Set<string>>;
-  /** Operator look-up by key prefix: a Scan, never on the ingestion path. */
-  scanFiles(filter: { table?: string; keyPrefix?: string; limit?: number }): Promise<FileEntry[]>;
   /**
    * One page of a Scan of the `sealed` index over every table (what `listSealedBatches` holds, for all
    * tables): the sweeper finds tables the configuration no longer names. Pass `nextKey` back to go on.
@@ -102,3 +98,14 @@ export interface Ledger {
 
 /** Where a Scan of the sealed index stopped (DynamoDB's LastEvaluatedKey, opaque to callers). */
 export type SealedIndexKey = Record<string, unknown>;
+
+/**
+ * What operators ask of the ledger (`inlet files`, `inlet quarantine`, local mode's summary): reads only,
+ * none of them on the protocol's path, kept apart so the protocol's port says exactly what ingestion needs.
+ */
+export interface LedgerQueries {
+  listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]>;
+  getFile(table: string, identity: string): Promise<FileEntry | undefined>;
+  /** Look-up by key prefix: a Scan. */
+  scanFiles(filter: { table?: string; keyPrefix?: string; limit?: number }): Promise<FileEntry[]>;
+}

@@ -1,4 +1,4 @@
-import type { Ledger } from '../../shared/ledger/ledger.ts';
+import type { Ledger, LedgerQueries } from '../../shared/ledger/ledger.ts';
 import type { Manifest, StagedList } from '../../shared/manifest.ts';
 import type { FileRef } from '../../shared/model.ts';
 import type { BatchStore, CommitQueue } from '../../shared/storage/batch-store.ts';
@@ -11,7 +11,7 @@ export interface ReceivedCommit {
 
 /** One implementation of the ports under contract: the in-memory fakes, or the adapters on the emulator. */
 export interface ContractTarget {
-  readonly ledger: Ledger;
+  readonly ledger: Ledger & LedgerQueries;
   readonly store: BatchStore;
   readonly commitQueue: CommitQueue;
   /** Every commit request visible on the queue now (received and deleted, so the next call sees new ones). */

@@ -9,7 +9,7 @@ import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } fr
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
 import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
-import type { Ledger } from '../../shared/ledger/ledger.ts';
+import type { Ledger, LedgerQueries } from '../../shared/ledger/ledger.ts';
 import type { Log } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
@@ -68,7 +68,7 @@ export interface Verdict {
 }
 
 interface Ports {
-  ledger: Ledger;
+  ledger: Ledger & LedgerQueries;
   store: BatchStore;
   commitQueue: CommitQueue;
   events: EventPublisher;
@@ -119,7 +119,7 @@ export class PipelineHarness {
     return harness;
   }
 
-  get ledger(): Ledger {
+  get ledger(): Ledger & LedgerQueries {
     return this.base.ledger;
   }
 

@@ -17,6 +17,7 @@ import type {
   FileEntry,
   FinalizeResult,
   Ledger,
+  LedgerQueries,
   MoveResult,
   SealedIndexKey,
   SealRequest,
@@ -71,7 +72,7 @@ function cancelledTransiently(error: unknown): boolean {
   return codes.some((c) => TRANSIENT_REASONS.has(c)) && !codes.includes('ConditionalCheckFailed');
 }
 
-export class SimLedger implements Ledger {
+export class SimLedger implements Ledger, LedgerQueries {
   protected readonly classify: Classify;
   constructor(protected readonly ctx: LedgerContext) {
     this.classify = ctx.classify ?? classifyAwsError;
