@@ -1,0 +1,54 @@
+// Event to manifest, per file, at a steady arrival rate.
+import { createClients, destroyClients } from '../shared/aws/clients.ts';
+import { type Benchmark, drain, log, percentile, pipeline, quick, sendEvents } from './support.ts';
+
+/**
+ * A backlog drained at once would measure the backlog: 10 files every 100 ms while the batcher and committer
+ * run, each invocation after the other.
+ */
+export const latency: Benchmark = {
+  name: 'latency',
+  async run({ target, observer }) {
+    log('latency at a steady arrival rate');
+    const clients = createClients(target);
+    try {
+      const h = await pipeline(clients, 'lat', false);
+      const total = quick ? 300 : 1_500;
+      const keys = Array.from({ length: total }, (_, i) => `lat/2026/11/30/f-${i}.json`);
+      let sending = true;
+      const sender = (async () => {
+        for (let i = 0; i < keys.length; i += 10) {
+          await sendEvents(
+            observer,
+            h.resources.ingestQueue.url,
+            h.resources.landingBucket,
+            keys.slice(i, i + 10),
+          );
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        sending = false;
+      })();
+      while (sending) {
+        await h.pollIngest();
+        await h.pollCommit();
+      }
+      await sender;
+      await drain(h, observer);
+      const latencies = (await h.manifests('lat')).flatMap((m) =>
+        m.files.map((f) => Date.parse(m.committedAt) - Date.parse(f.eventTime)),
+      );
+      if (latencies.length !== total)
+        throw new Error(`latency run committed ${latencies.length} of ${total}`);
+      return {
+        latencyMs: {
+          p50: percentile(latencies, 50),
+          p99: percentile(latencies, 99),
+          files: total,
+          batchingWindowMs: 1_000,
+        },
+      };
+    } finally {
+      destroyClients(clients);
+    }
+  },
+};

@@ -1,0 +1,142 @@
+// What every benchmark shares: the sizes, the pipeline as deployed, sending events and draining queues.
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import pLimit from 'p-limit';
+import { pollOnce } from '../local/poller.ts';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import { queueDepth } from '../shared/aws/queues.ts';
+import type { AwsTarget } from '../shared/aws/target.ts';
+import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
+import { commitsInFlight } from '../shared/usecases/sweep.ts';
+import { s3Notification } from '../test/support/events.ts';
+import { PipelineHarness } from '../test/support/harness.ts';
+
+export const quick = process.argv.includes('--quick');
+export const SIZES = quick
+  ? { files: 2_000, existing: 5_000, fresh: 200 }
+  : { files: 10_000, existing: 100_000, fresh: 1_000 };
+
+/** What a benchmark gets: the emulator, the bench's own uncounted clients, and the results so far. */
+export interface BenchContext {
+  readonly target: AwsTarget;
+  /** The emulator's URL, for benchmarks that start processes against it. */
+  readonly endpoint: string;
+  /** Senders and probes: their requests are not counted. */
+  readonly observer: AwsClients;
+  /** Results of the benchmarks that ran before, for ratios across them. */
+  readonly results: Readonly<Record<string, unknown>>;
+  /** Fixtures a benchmark leaves for a later one (e.g. a bucket with many objects), by name. */
+  readonly fixtures: Map<string, unknown>;
+}
+
+export interface Benchmark {
+  readonly name: string;
+  /** Returns result keys merged into bench/results.json. */
+  run(ctx: BenchContext): Promise<Record<string, unknown>>;
+}
+
+export const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+export const seconds = (ms: number) => Math.round(ms) / 1000;
+export const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+};
+
+/** Runs `send` over `items` in chunks of `size`, 8 chunks at a time. */
+export async function inChunks<T>(items: readonly T[], size: number, send: (chunk: T[]) => Promise<unknown>) {
+  const limit = pLimit(8);
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  await Promise.all(chunks.map((chunk) => limit(() => send(chunk))));
+}
+
+export async function sendEvents(
+  clients: AwsClients,
+  queueUrl: string,
+  bucket: string,
+  keys: readonly string[],
+) {
+  await inChunks(keys, 10, (batch) =>
+    clients.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        // One record per message, as S3 sends them.
+        Entries: batch.map((key, j) => ({
+          Id: String(j),
+          MessageBody: s3Notification({ bucket, key, size: 1000, eventTime: new Date().toISOString() }),
+        })),
+      }),
+    ),
+  );
+}
+
+/**
+ * Lambda's SQS mappings, one invocation at a time, until nothing is queued or in flight. Returns the
+ * invocations and the time spent inside the handlers (the protocol's own work, without the emulator's queue
+ * polling, which costs far more in moto than in SQS).
+ */
+export async function drain(h: PipelineHarness, observer: AwsClients, batchingWindowMs = 1_000) {
+  let invocations = 0;
+  let handlerMs = 0;
+  const timed =
+    (handler: (event: SQSEvent) => Promise<SQSBatchResponse>) =>
+    async (event: SQSEvent): Promise<SQSBatchResponse> => {
+      invocations += 1;
+      const started = performance.now();
+      try {
+        return await handler(event);
+      } finally {
+        handlerMs += performance.now() - started;
+      }
+    };
+  const batcher = timed(h.batcher());
+  const committer = timed(h.committer());
+  const ledger = new DynamoDbLedger({ client: observer.dynamodb, tableName: h.resources.ledgerTable });
+  const depth = async (url: string) => {
+    const { visible, inFlight } = await queueDepth(observer.sqs, url);
+    return visible + inFlight;
+  };
+  for (;;) {
+    const ingest = await pollOnce(
+      { client: h.clients.sqs, queueUrl: h.resources.ingestQueue.url, batchSize: 1_000, batchingWindowMs },
+      batcher,
+    );
+    const commit = await pollOnce(
+      { client: h.clients.sqs, queueUrl: h.resources.commitQueue.url, batchSize: 10 },
+      committer,
+    );
+    if (ingest.received > 0 || commit.received > 0) continue;
+    const queued = (await depth(h.resources.ingestQueue.url)) + (await depth(h.resources.commitQueue.url));
+    if (queued === 0 && !(await commitsInFlight(ledger, h.config.tables))) return { invocations, handlerMs };
+  }
+}
+
+/** A pipeline as deployed by default: Lambda batch size 1,000, a 1 s window (the default is 20 s). */
+export const pipeline = (clients: AwsClients, table: string, countRequests: boolean) =>
+  PipelineHarness.create(clients, {
+    config: { tables: [{ name: table, prefix: `${table}/` }], leaseSeconds: 300 },
+    batchSize: 1_000,
+    batchingWindowMs: 1_000,
+    visibilityTimeout: 300,
+    notifications: false,
+    countRequests,
+  });
+
+export async function putObjects(
+  clients: AwsClients,
+  bucket: string,
+  keys: readonly string[],
+): Promise<void> {
+  const limit = pLimit(16);
+  let done = 0;
+  await Promise.all(
+    keys.map((Key) =>
+      limit(async () => {
+        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
+        done += 1;
+        if (done % 20_000 === 0) log(`  ${done} objects uploaded`);
+      }),
+    ),
+  );
+}
