@@ -1,28 +1,34 @@
-// The backfill's listing rate: list the bucket, check the ledger, enqueue.
+// The backfill's rate through the state machine (Map of partitions) as the local executor runs it, one
+// partition at a time and in parallel; the same from an S3 Inventory report; and what a reconcile lists.
+import { gzipSync } from 'node:zlib';
+import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import { synthesizeBackfillDefinition } from '../local/backfill-definition.ts';
+import { LocalBackfill } from '../local/backfill-executor.ts';
+import { S3InventoryReader } from '../shared/backfill/inventory.ts';
+import type { BackfillSummary } from '../shared/backfill/request.ts';
 import { S3ObjectLister } from '../shared/backfill/s3-lister.ts';
 import { SqsEnqueuer } from '../shared/backfill/sqs-enqueuer.ts';
 import { parsePipelineConfig } from '../shared/config.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
-import { BackfillRun } from '../shared/usecases/backfill.ts';
+import type { BackfillDeps } from '../shared/usecases/backfill.ts';
 import { uniqueName } from '../test/support/names.ts';
-import { HISTORY, type HistoryFixture } from './incremental.ts';
-import { type Benchmark, log } from './support.ts';
+import { HISTORY, HISTORY_KEY_TIME, type HistoryFixture } from './incremental.ts';
+import { type Benchmark, log, quick } from './support.ts';
 
-/** Runs on the bucket the incremental benchmark filled. */
 export const backfill: Benchmark = {
   name: 'backfill',
   async run({ observer, fixtures }) {
     const fixture = fixtures.get(HISTORY) as HistoryFixture | undefined;
     if (!fixture) throw new Error('the backfill benchmark needs the incremental benchmark to run first');
-    log('backfill: list the bucket, check the ledger, enqueue');
     const queue = await observer.sqs.send(
       new CreateQueueCommand({ QueueName: uniqueName('bench-backfill') }),
     );
-    const run = new BackfillRun({
-      config: parsePipelineConfig({ tables: [{ name: 'hist', prefix: 'hist/' }] }),
+    const deps = (table: Record<string, unknown>): BackfillDeps => ({
+      config: parsePipelineConfig({ tables: [{ name: 'hist', prefix: 'hist/', ...table }] }),
       landingBucket: fixture.bucket,
       lister: new S3ObjectLister(observer.s3),
+      inventory: new S3InventoryReader(observer.s3),
       ledger: fixture.h.ledger,
       enqueuer: new SqsEnqueuer({
         client: observer.sqs,
@@ -32,14 +38,131 @@ export const backfill: Benchmark = {
       log: { debug() {}, info() {}, warn() {}, error() {} },
       metrics: new MemoryMetrics(),
       now: Date.now,
-      limits: { pagesPerStep: 20, stepBudgetMs: 120_000, stepsPerExecution: 1_000_000 },
+      limits: { pagesPerStep: 20, stepBudgetMs: 120_000, stepsPerExecution: 1_000 },
     });
-    const started = Date.now();
-    let state = run.plan({ table: 'hist' }, { name: 'bench', startTime: new Date().toISOString() });
-    while (state.next !== 'done') state = await run.step(state);
-    const backfillMs = Date.now() - started;
-    if (state.totals.listed !== fixture.objects || state.totals.alreadyIngested !== fixture.ingested)
-      throw new Error(`backfill totals off: ${JSON.stringify(state.totals)}`);
-    return { backfillObjectsPerSecond: Math.round(state.totals.listed / (backfillMs / 1000)) };
+    const definition = synthesizeBackfillDefinition();
+    /** A whole run, every continuation, through the state machine's definition. */
+    const execute = async (input: Record<string, unknown>, table: Record<string, unknown> = {}) => {
+      const executor = new LocalBackfill({
+        clients: observer,
+        stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:bench-backfill',
+        endpoint: '',
+        region: 'us-east-1',
+        standalone: { definition, deps: deps(table) },
+      });
+      const name = uniqueName('bench-run');
+      const started = Date.now();
+      await executor.start(input, name);
+      const last = (await executor.waitForRun(name)).at(-1);
+      if (last?.status !== 'SUCCEEDED') throw new Error(`backfill run ${last?.status}: ${last?.cause}`);
+      return { summary: last.output as BackfillSummary, ms: Date.now() - started };
+    };
+    const rate = (s: BackfillSummary, ms: number) => Math.round(s.listed / (ms / 1000));
+    const check = (s: BackfillSummary) => {
+      if (!s.complete || s.listed !== fixture.objects || s.alreadyIngested !== fixture.ingested)
+        throw new Error(`backfill totals off: ${JSON.stringify(s)}`);
+    };
+
+    log('backfill: one partition at a time (the serial baseline)');
+    const serial = await execute({ table: 'hist', concurrency: 1, dryRun: true });
+    check(serial.summary);
+    const concurrency = quick ? 16 : 32;
+    log(`backfill: ${concurrency} partitions at a time`);
+    const parallel = await execute({ table: 'hist', concurrency, dryRun: true });
+    check(parallel.summary);
+
+    log('backfill from an S3 Inventory report');
+    const manifest = await writeInventory(observer, fixture.bucket, quick ? 4 : 16);
+    const inventory = await execute({ table: 'hist', inventory: manifest, concurrency, dryRun: true });
+    check(inventory.summary);
+
+    log('reconcile: the whole prefix, then only the window');
+    const window = {
+      table: 'hist',
+      mode: 'reconcile',
+      lookbackSeconds: 3_600,
+      settleSeconds: 0,
+      dryRun: true,
+    };
+    const whole = await execute({ ...window, concurrency });
+    const windowed = await execute({ ...window, concurrency }, { keyTime: { pattern: HISTORY_KEY_TIME } });
+    return {
+      backfillObjectsPerSecond: rate(parallel.summary, parallel.ms),
+      backfill: {
+        objects: fixture.objects,
+        partitions: parallel.summary.partitions,
+        concurrency,
+        objectsPerSecond: rate(parallel.summary, parallel.ms),
+        serialObjectsPerSecond: rate(serial.summary, serial.ms),
+        inventoryObjectsPerSecond: rate(inventory.summary, inventory.ms),
+        inventoryFiles: inventory.summary.partitions,
+      },
+      reconcile: {
+        existing: fixture.objects,
+        objectsListedPerRun: { before: whole.summary.listed, after: windowed.summary.listed },
+        prefixesListed: windowed.summary.partitions,
+        seconds: { before: whole.ms / 1000, after: windowed.ms / 1000 },
+      },
+    };
   },
 };
+
+/** An S3 Inventory report of `bucket` in AWS's CSV format: manifest.json and gzip data files. */
+async function writeInventory(
+  clients: HistoryFixture['h']['clients'],
+  bucket: string,
+  files: number,
+): Promise<string> {
+  const destination = uniqueName('bench-inventory');
+  await clients.s3.send(new CreateBucketCommand({ Bucket: destination }));
+  const rows: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await clients.s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? [])
+      rows.push(
+        [
+          bucket,
+          encodeURIComponent(o.Key ?? ''),
+          String(o.Size ?? 0),
+          o.LastModified?.toISOString() ?? '',
+          (o.ETag ?? '').replace(/"/g, ''),
+        ]
+          .map((f) => `"${f}"`)
+          .join(','),
+      );
+    token = page.NextContinuationToken;
+  } while (token);
+  const base = `inventory/${bucket}/all/2026-11-30T00-00Z`;
+  const keys: string[] = [];
+  const per = Math.ceil(rows.length / files);
+  for (let i = 0; i < files; i++) {
+    const key = `inventory/${bucket}/all/data/${i}.csv.gz`;
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: destination,
+        Key: key,
+        Body: gzipSync(`${rows.slice(i * per, (i + 1) * per).join('\n')}\n`),
+      }),
+    );
+    keys.push(key);
+  }
+  await clients.s3.send(
+    new PutObjectCommand({
+      Bucket: destination,
+      Key: `${base}/manifest.json`,
+      Body: JSON.stringify({
+        sourceBucket: bucket,
+        destinationBucket: `arn:aws:s3:::${destination}`,
+        version: '2016-11-30',
+        creationTimestamp: String(Date.now()),
+        fileFormat: 'CSV',
+        fileSchema: 'Bucket, Key, Size, LastModifiedDate, ETag',
+        files: keys.map((key) => ({ key, size: 0, MD5checksum: '' })),
+      }),
+    }),
+  );
+  return `s3://${destination}/${base}/manifest.json`;
+}

@@ -1,4 +1,6 @@
-// What a hand-rolled "what did I load last time" job does each run against Inlet taking the new files' events.
+// Incremental vs naive, restated: the same new files picked up at a small and a large bucket. A hand-rolled
+// "what did I load last time" job (list everything, diff against a control table, record the new files)
+// grows with the bucket; Inlet takes the new files' events and should not.
 import { BatchWriteItemCommand, CreateTableCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { createClients } from '../shared/aws/clients.ts';
@@ -16,29 +18,41 @@ import {
   sendEvents,
 } from './support.ts';
 
-/** The bucket this benchmark fills, left for the backfill benchmark to list. */
+/** The bucket this benchmark fills, left for the backfill and reconcile benchmarks. */
 export interface HistoryFixture {
   readonly h: PipelineHarness;
   readonly bucket: string;
   readonly objects: number;
   /** Objects the ledger already holds (the new files Inlet ingested). */
   readonly ingested: number;
+  /** Day prefixes the keys spread over (hist/dt=YYYY-MM-DD/). */
+  readonly days: number;
 }
 export const HISTORY = 'history';
+export const HISTORY_DAYS = 97;
+export const HISTORY_KEY_TIME = 'hist/dt=YYYY-MM-DD/';
 
-/** Naive: list everything, diff against a control table, record the new files. */
+const DAY_MS = 86_400_000;
+/** Keys carry a write date, today and the 96 days before: the reconcile window's prefixes pick from them. */
+const key = (i: number, today: number) =>
+  `hist/dt=${new Date(today - (i % HISTORY_DAYS) * DAY_MS).toISOString().slice(0, 10)}/obj-${String(i).padStart(7, '0')}.json`;
+
+interface Pickup {
+  readonly existing: number;
+  readonly naiveSeconds: number;
+  readonly naiveRequests: number;
+  readonly inletSeconds: number;
+  readonly inletRequests: number;
+}
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+
 export const incremental: Benchmark = {
   name: 'incremental',
   async run({ target, observer, fixtures }) {
-    const h = await pipeline(createClients(target), 'hist', false);
+    const h = await pipeline(createClients(target), 'hist', true);
     const bucket = h.resources.landingBucket;
-    const key = (i: number) =>
-      `hist/${String(i % 97).padStart(2, '0')}/obj-${String(i).padStart(7, '0')}.json`;
-    const existing = Array.from({ length: SIZES.existing }, (_, i) => key(i));
-    const fresh = Array.from({ length: SIZES.fresh }, (_, i) => key(SIZES.existing + i));
-    log(`uploading ${existing.length + fresh.length} objects`);
-    await putObjects(observer, bucket, [...existing, ...fresh]);
-
+    const today = Date.now();
     const control = uniqueName('control');
     await observer.dynamodb.send(
       new CreateTableCommand({
@@ -48,63 +62,107 @@ export const incremental: Benchmark = {
         KeySchema: [{ AttributeName: 'key', KeyType: 'HASH' }],
       }),
     );
+    let writes = 0;
     const writeControl = (keys: readonly string[]) =>
-      inChunks(keys, 25, (chunk) =>
-        observer.dynamodb.send(
+      inChunks(keys, 25, (chunk) => {
+        writes += 1;
+        return observer.dynamodb.send(
           new BatchWriteItemCommand({
             RequestItems: { [control]: chunk.map((k) => ({ PutRequest: { Item: { key: { S: k } } } })) },
           }),
-        ),
-      );
-    log('loading the naive control table');
-    await writeControl(existing);
+        );
+      });
 
-    log('naive: list, scan, diff, record');
-    let started = Date.now();
-    const listed: string[] = [];
-    let token: string | undefined;
-    do {
-      const page = await observer.s3.send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: 'hist/', ContinuationToken: token }),
-      );
-      for (const o of page.Contents ?? []) listed.push(o.Key ?? '');
-      token = page.NextContinuationToken;
-    } while (token);
-    const loaded = new Set<string>();
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await observer.dynamodb.send(
-        new ScanCommand({ TableName: control, ExclusiveStartKey: startKey as never }),
-      );
-      for (const item of page.Items ?? []) loaded.add(item.key?.S ?? '');
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    const todo = listed.filter((k) => !loaded.has(k));
-    await writeControl(todo);
-    const naiveMs = Date.now() - started;
-    if (todo.length !== SIZES.fresh)
-      throw new Error(`naive found ${todo.length} new files, not ${SIZES.fresh}`);
+    let next = 0;
+    const upTo = async (existing: number) => {
+      const keys = Array.from({ length: existing - next }, (_, i) => key(next + i, today));
+      log(`uploading ${keys.length} objects (to ${existing}), loading the naive control table`);
+      await putObjects(observer, bucket, keys);
+      await writeControl(keys);
+      next = existing;
+    };
 
-    log('inlet: the new files arrive as events');
-    await sendEvents(observer, h.resources.ingestQueue.url, bucket, fresh);
-    started = Date.now();
-    await drain(h, observer);
-    const inletMs = Date.now() - started;
+    /** The same number of new files, as the naive job and as Inlet see them. */
+    const pickUp = async (existing: number): Promise<Pickup> => {
+      const fresh = Array.from({ length: SIZES.fresh }, (_, i) => key(next + i, today));
+      await putObjects(observer, bucket, fresh);
+      next += fresh.length;
 
-    const fixture: HistoryFixture = {
+      log(`naive at ${existing}: list, scan, diff, record`);
+      writes = 0;
+      let requests = 0;
+      let started = Date.now();
+      const listed: string[] = [];
+      let token: string | undefined;
+      do {
+        requests += 1;
+        const page = await observer.s3.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: 'hist/', ContinuationToken: token }),
+        );
+        for (const o of page.Contents ?? []) listed.push(o.Key ?? '');
+        token = page.NextContinuationToken;
+      } while (token);
+      const loaded = new Set<string>();
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        requests += 1;
+        const page = await observer.dynamodb.send(
+          new ScanCommand({ TableName: control, ExclusiveStartKey: startKey as never }),
+        );
+        for (const item of page.Items ?? []) loaded.add(item.key?.S ?? '');
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      const todo = listed.filter((k) => !loaded.has(k));
+      await writeControl(todo);
+      const naiveMs = Date.now() - started;
+      if (todo.length !== SIZES.fresh)
+        throw new Error(`naive found ${todo.length} new files, not ${SIZES.fresh}`);
+
+      log(`inlet at ${existing}: the new files arrive as events`);
+      await sendEvents(observer, h.resources.ingestQueue.url, bucket, fresh);
+      h.counter.reset();
+      started = Date.now();
+      await drain(h, observer);
+      const inletMs = Date.now() - started;
+      return {
+        existing,
+        naiveSeconds: seconds(naiveMs),
+        naiveRequests: requests + writes,
+        inletSeconds: seconds(inletMs),
+        // Plus the one SQS request per file S3 makes sending the event.
+        inletRequests: h.counter.total('') + SIZES.fresh,
+      };
+    };
+
+    await upTo(SIZES.existingSmall);
+    const small = await pickUp(SIZES.existingSmall);
+    await upTo(SIZES.existing);
+    const large = await pickUp(SIZES.existing);
+
+    fixtures.set(HISTORY, {
       h,
       bucket,
-      objects: existing.length + fresh.length,
-      ingested: fresh.length,
-    };
-    fixtures.set(HISTORY, fixture);
+      objects: next,
+      ingested: 2 * SIZES.fresh,
+      days: HISTORY_DAYS,
+    } satisfies HistoryFixture);
     return {
       incrementalVsNaive: {
-        existing: SIZES.existing,
         new: SIZES.fresh,
-        naiveSeconds: seconds(naiveMs),
-        inletSeconds: seconds(inletMs),
-        speedup: Math.round((naiveMs / inletMs) * 100) / 100,
+        existing: SIZES.existing,
+        naiveSeconds: large.naiveSeconds,
+        inletSeconds: large.inletSeconds,
+        speedup: ratio(large.naiveSeconds, large.inletSeconds),
+        runs: [small, large],
+        // Large bucket over small: time and requests (Inlet's goal: at most 1.2).
+        inletGrowth: {
+          time: ratio(large.inletSeconds, small.inletSeconds),
+          requests: ratio(large.inletRequests, small.inletRequests),
+        },
+        naiveGrowth: {
+          time: ratio(large.naiveSeconds, small.naiveSeconds),
+          requests: ratio(large.naiveRequests, small.naiveRequests),
+        },
       },
     };
   },

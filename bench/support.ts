@@ -14,8 +14,8 @@ import { PipelineHarness } from '../test/support/harness.ts';
 
 export const quick = process.argv.includes('--quick');
 export const SIZES = quick
-  ? { files: 2_000, existing: 5_000, fresh: 200 }
-  : { files: 10_000, existing: 100_000, fresh: 1_000 };
+  ? { files: 2_000, existingSmall: 1_000, existing: 5_000, fresh: 200 }
+  : { files: 10_000, existingSmall: 10_000, existing: 100_000, fresh: 1_000 };
 
 /** What a benchmark gets: the emulator, the bench's own uncounted clients, and the results so far. */
 export interface BenchContext {

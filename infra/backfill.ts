@@ -11,6 +11,7 @@ import {
   JitterType,
   JsonPath,
   LogLevel,
+  Map as MapState,
   Pass,
   StateMachine,
   Succeed,
@@ -33,11 +34,14 @@ export interface BackfillWorkflowProps {
 export { BACKFILL_STATES };
 
 /**
- * The backfill state machine (docs/operations.md): Plan validates the input, Step lists up to 20 pages
- * and enqueues what the ledger has not seen, looping until the listing ends. After `stepsPerExecution`
- * steps it starts itself again with the cursor and totals (continue-as-new), so no execution nears the
- * 25,000-event history limit however large the bucket. Throttling is retried with backoff and jitter; any
- * other failure ends the run with the totals and the last key done, from which `startAfter` resumes it.
+ * The backfill state machine (docs/operations.md): Plan validates the input and splits the keys into
+ * partitions (key ranges at common prefixes, the reconcile window's prefixes, or an inventory's files).
+ * An inline Map runs the partitions `concurrency` at a time, each looping Step (up to 20 pages, listing a
+ * page ahead of the ledger look-ups and enqueues) for its share of the execution's steps. Merge adds the
+ * round up: done, or continue as a new execution with each partition's cursor (continue-as-new), so no
+ * execution nears the 25,000-event history limit however large the bucket. Throttling is retried with
+ * backoff and jitter; a partition that fails otherwise ends its iteration with its failure (Catch), the
+ * others finish their round, and the run fails naming every partition's resume point.
  */
 export class BackfillWorkflow extends Construct {
   readonly stateMachine: StateMachine;
@@ -68,6 +72,14 @@ export class BackfillWorkflow extends Construct {
       }),
       outputPath: '$.Payload',
     });
+    // Plan lists common prefixes (or reads an inventory manifest): throttling there is retried too.
+    plan.addRetry({
+      errors: [RETRYABLE_ERRORS.throttled, RETRYABLE_ERRORS.transient, 'Lambda.TooManyRequestsException'],
+      interval: Duration.seconds(2),
+      backoffRate: 2,
+      maxAttempts: 6,
+      jitterStrategy: JitterType.FULL,
+    });
     const step = new LambdaInvoke(this, S.step, {
       lambdaFunction: props.fn,
       payload: TaskInput.fromObject({ action: 'step', state: JsonPath.entirePayload }),
@@ -81,13 +93,65 @@ export class BackfillWorkflow extends Construct {
       maxDelay: Duration.minutes(1),
       jitterStrategy: JitterType.FULL,
     });
+    // A failed partition ends its own iteration with its cursor before the failed step: the others finish
+    // their round, and Merge reports every partition's resume point (a failed Map would lose them all).
+    const partitionFailed = new Pass(this, S.partitionFailed, {
+      parameters: {
+        partition: JsonPath.objectAt('$.partition'),
+        totals: JsonPath.objectAt('$.totals'),
+        done: false,
+        failure: JsonPath.objectAt('$.failure'),
+      },
+    });
+    step.addCatch(partitionFailed, { errors: ['States.ALL'], resultPath: '$.failure' });
+    const partitionEnd = new Pass(this, S.partitionEnd, {
+      parameters: {
+        partition: JsonPath.objectAt('$.partition'),
+        totals: JsonPath.objectAt('$.totals'),
+        done: JsonPath.objectAt('$.done'),
+      },
+    });
+    const partitionNext = new Choice(this, S.partitionNext)
+      .when(Condition.stringEquals('$.next', 'step'), step)
+      .otherwise(partitionEnd);
+    step.next(partitionNext);
+
+    const partitions = new MapState(this, S.partitions, {
+      itemsPath: '$.pending',
+      // An inline Map runs at most 40 iterations at once whatever is asked; the input chooses below that.
+      maxConcurrencyPath: '$.plan.concurrency',
+      itemSelector: {
+        plan: JsonPath.objectAt('$.plan'),
+        partition: JsonPath.objectAt('$$.Map.Item.Value'),
+        totals: { listed: 0, matched: 0, enqueued: 0, alreadyIngested: 0, wouldEnqueue: 0 },
+        steps: 0,
+        maxSteps: JsonPath.numberAt('$.stepsPerPartition'),
+        next: 'step',
+        done: false,
+      },
+      resultPath: '$.results',
+    });
+    partitions.itemProcessor(step);
+    const merge = new LambdaInvoke(this, S.merge, {
+      lambdaFunction: props.fn,
+      payload: TaskInput.fromObject({
+        action: 'merge',
+        state: JsonPath.objectAt('$'),
+        results: JsonPath.objectAt('$.results'),
+      }),
+      outputPath: '$.Payload',
+    });
+    merge.addRetry({
+      errors: ['Lambda.TooManyRequestsException', 'Lambda.ServiceException'],
+      maxAttempts: 4,
+      jitterStrategy: JitterType.FULL,
+    });
     const describeFailure = new Pass(this, S.describeFailure, {
       parameters: {
         error: JsonPath.stringAt('$.failure.Error'),
         cause: JsonPath.jsonToString(JsonPath.objectAt('$')),
       },
     });
-    step.addCatch(describeFailure, { errors: ['States.ALL'], resultPath: '$.failure' });
     describeFailure.next(new Fail(this, S.failed, { errorPath: '$.error', causePath: '$.cause' }));
 
     const continueAsNew = new CallAwsService(this, S.continueAsNew, {
@@ -113,9 +177,11 @@ export class BackfillWorkflow extends Construct {
     const next = new Choice(this, S.next)
       .when(Condition.stringEquals('$.next', 'done'), done)
       .when(Condition.stringEquals('$.next', 'continue'), continueAsNew.next(continued))
-      .otherwise(step);
-    plan.next(step);
-    step.next(next);
+      .when(Condition.stringEquals('$.next', 'failed'), describeFailure)
+      .otherwise(partitions);
+    plan.next(partitions);
+    partitions.next(merge);
+    merge.next(next);
 
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineName,

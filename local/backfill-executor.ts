@@ -63,9 +63,29 @@ export interface LocalBackfillOptions {
   readonly retryIntervalMs?: number;
   /** Tests inject faults into the function's dependencies. */
   readonly wrapDeps?: (deps: BackfillDeps) => BackfillDeps;
+  /**
+   * Run this definition with these dependencies instead of the deployed state machine's and function's
+   * (local/backfill-definition.ts synthesizes it): the bench, on resources no stack made.
+   */
+  readonly standalone?: { readonly definition: object; readonly deps: BackfillDeps };
 }
 
-type Definition = { States: Record<string, { Type: string; Resource?: string; Parameters?: unknown }> };
+type StateDefinition = {
+  Type: string;
+  Resource?: string;
+  Parameters?: unknown;
+  ItemProcessor?: Definition;
+  Iterator?: Definition;
+};
+type Definition = { States: Record<string, StateDefinition> };
+
+/** Every state, the Map's inner ones too (their names are unique across the machine, as ASL requires). */
+function allStates(definition: Definition): Array<[string, StateDefinition]> {
+  return Object.entries(definition.States).flatMap(([name, state]) => {
+    const inner = state.ItemProcessor ?? state.Iterator;
+    return [[name, state] as [string, StateDefinition], ...(inner ? allStates(inner) : [])];
+  });
+}
 
 /**
  * Step Functions, locally: runs the deployed state machine's definition (from the emulator's Step
@@ -85,13 +105,17 @@ export class LocalBackfill {
 
   private prepare() {
     this.prepared ??= (async () => {
-      const { clients } = this.options;
+      const { clients, standalone } = this.options;
+      if (standalone) {
+        const deps = this.options.wrapDeps ? this.options.wrapDeps(standalone.deps) : standalone.deps;
+        return { definition: standalone.definition as Definition, handler: makeBackfillHandler(deps) };
+      }
       const described = await clients.sfn.send(
         new DescribeStateMachineCommand({ stateMachineArn: this.options.stateMachineArn }),
       );
       const definition = JSON.parse(described.definition ?? '{}') as Definition;
       const functions = new Set<string>();
-      for (const state of Object.values(definition.States)) {
+      for (const [, state] of allStates(definition)) {
         if (state.Type !== 'Task' || !state.Resource?.endsWith(':states:::lambda:invoke')) continue;
         functions.add((state.Parameters as { FunctionName: string }).FunctionName);
       }
@@ -178,7 +202,7 @@ export class LocalBackfill {
     const machine = new StateMachine(definition as never, { validationOptions: { checkArn: false } });
     const taskResourceLocalHandlers: Record<string, (input: never) => Promise<unknown>> = {};
     const retryIntervalOverrides: Record<string, number> = {};
-    for (const [stateName, state] of Object.entries(definition.States)) {
+    for (const [stateName, state] of allStates(definition)) {
       if (state.Type !== 'Task') continue;
       if (this.options.retryIntervalMs !== undefined)
         retryIntervalOverrides[stateName] = this.options.retryIntervalMs;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyTimeSchema } from './backfill/key-time.ts';
 import { bronzeConfigSchema } from './bronze/config.ts';
 import { DEFAULTS } from './defaults.ts';
 import { ConfigError } from './errors.ts';
@@ -31,6 +32,8 @@ export const tableConfigSchema = z.object({
   live: z.boolean().default(true),
   /** Also write each committed version to a Delta Lake table (docs/bronze.md). Off when absent. */
   bronze: bronzeConfigSchema.optional(),
+  /** Keys carry their write time, e.g. `orders/dt=YYYY-MM-DD/`: reconcile lists only its window's prefixes. */
+  keyTime: keyTimeSchema.optional(),
 });
 
 export const pipelineConfigSchema = z.object({
@@ -57,6 +60,8 @@ export function parsePipelineConfig(input: unknown): PipelineConfig {
     for (const table of result.data.tables) {
       if (seen.has(table.name)) problems.push(`tables: duplicate table name '${table.name}'`);
       seen.add(table.name);
+      if (table.keyTime && !table.keyTime.pattern.startsWith(table.prefix))
+        problems.push(`tables: ${table.name}.keyTime.pattern must start with its prefix '${table.prefix}'`);
     }
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);

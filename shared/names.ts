@@ -24,7 +24,12 @@ export const OUTPUTS = {
 /** Backfill state machine states (infra/backfill.ts); the CLI and local executor find tasks by them. */
 export const BACKFILL_STATES = {
   plan: 'Plan',
+  partitions: 'Partitions',
   step: 'Step',
+  partitionNext: 'PartitionNext',
+  partitionEnd: 'PartitionEnd',
+  partitionFailed: 'PartitionFailed',
+  merge: 'Merge',
   next: 'WhatNext',
   continueAsNew: 'ContinueAsNew',
   continued: 'Continued',

@@ -2,6 +2,8 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import type { PipelineConfig, TableConfig } from '../config.ts';
 import { InletError } from '../errors.ts';
+import { prefixesInWindow } from './key-time.ts';
+import { type Partition, partitionSchema } from './partitions.ts';
 
 /** The state machine input fails validation: the execution fails with this error name and the problems. */
 export class InvalidBackfillInput extends InletError {
@@ -39,7 +41,10 @@ export const ZERO_TOTALS: BackfillTotals = {
 
 /** What a continued execution carries over from the one before (continue-as-new). */
 const resumeSchema = z.object({
-  startAfter: z.string().optional(),
+  /** The partitions not finished yet, each with its cursor. */
+  pending: z.array(partitionSchema),
+  /** How many partitions the run started with. */
+  partitions: z.number().int().positive(),
   totals: totalsSchema,
   /** 1 for the first execution of a run. */
   execution: z.number().int().positive(),
@@ -71,6 +76,24 @@ export const backfillInputSchema = z.strictObject({
   mode: z.enum(['backfill', 'reconcile']).default('backfill'),
   lookbackSeconds: z.number().int().positive().optional(),
   settleSeconds: z.number().int().nonnegative().optional(),
+  /**
+   * Partitions run at once (the Map state's MaxConcurrency; an inline Map runs at most 40 iterations at
+   * once). @default 16
+   */
+  concurrency: z.number().int().min(1).max(40).default(16),
+  /**
+   * Resume a failed run: the `resume.partitions` its failure output names, each with its own cursor.
+   * Replaces partitioning by listing.
+   */
+  partitions: z.array(partitionSchema).min(1).optional(),
+  /**
+   * Read this S3 Inventory report (the manifest.json URL, s3://bucket/.../manifest.json) instead of listing
+   * the bucket: for buckets of 100M+ objects. CSV reports only.
+   */
+  inventory: z
+    .string()
+    .regex(/^s3:\/\/[^/]+\/.+manifest\.json$/, 'must be s3://bucket/.../manifest.json')
+    .optional(),
   /** Set by the state machine when it continues as a new execution; not for users. */
   resume: resumeSchema.optional(),
 });
@@ -87,26 +110,65 @@ export interface BackfillPlan {
   readonly dryRun: boolean;
   readonly maxObjects?: number;
   readonly mode: 'backfill' | 'reconcile';
+  /** Partitions run at once. */
+  readonly concurrency: number;
+  /** S3 Inventory manifest to read instead of listing. */
+  readonly inventory?: {
+    readonly bucket: string;
+    readonly key: string;
+    /** The data files' columns (the manifest's fileSchema), read once by Plan. */
+    readonly columns?: readonly string[];
+  };
+  /** Key prefixes the reconcile window can touch (tables with a key time pattern); else the whole prefix. */
+  readonly windowPrefixes?: readonly string[];
   /** The first execution's name. */
   readonly run: string;
   /** The input as given, for continuing as a new execution. */
   readonly input: Record<string, unknown>;
 }
 
-/** The state every step of the state machine passes on. Small: it travels in the execution history. */
+/**
+ * The state between rounds (Plan, Merge): the partitions still to do, each with its cursor. Small: it
+ * travels in the execution history (256 KiB per state), which bounds the partition count.
+ */
 export interface BackfillState {
   readonly plan: BackfillPlan;
-  /** Last key fully processed: the next listing starts after it. */
-  readonly startAfter?: string;
+  /** Partitions not finished: the next round's Map items. */
+  readonly pending: readonly Partition[];
+  /** How many partitions the run started with. */
+  readonly partitions: number;
   readonly totals: BackfillTotals;
-  /** Steps in this execution (continue-as-new bounds the history). */
-  readonly steps: number;
+  /** Steps each partition may take this round: bounds the execution's history (continue-as-new). */
+  readonly stepsPerPartition: number;
   readonly execution: number;
-  readonly next: 'step' | 'continue' | 'done';
+  readonly next: 'round' | 'continue' | 'done' | 'failed';
   /** What the execution outputs when it ends here. */
   readonly summary: BackfillSummary;
   /** When `next` is `continue`: the continuation's name and input. */
   readonly continuation?: { readonly name: string; readonly input: Record<string, unknown> };
+  /** When `next` is `failed`: the first partition failure, as Step Functions caught it. */
+  readonly failure?: { readonly Error: string; readonly Cause: string };
+}
+
+/** One partition's iteration of the Map: what each Step takes and returns. */
+export interface PartitionTask {
+  readonly plan: BackfillPlan;
+  readonly partition: Partition;
+  /** Counted this round. */
+  readonly totals: BackfillTotals;
+  readonly steps: number;
+  readonly maxSteps: number;
+  /** `end`: the partition is finished, or has had its steps this round. */
+  readonly next: 'step' | 'end';
+  readonly done: boolean;
+}
+
+/** What a Map iteration ends with; `failure` when its Step failed past its retries (Catch). */
+export interface PartitionResult {
+  readonly partition: Partition;
+  readonly totals: BackfillTotals;
+  readonly done: boolean;
+  readonly failure?: { readonly Error: string; readonly Cause: string };
 }
 
 export interface BackfillSummary extends BackfillTotals {
@@ -116,8 +178,13 @@ export interface BackfillSummary extends BackfillTotals {
   readonly run: string;
   /** Executions this run has used so far (continue-as-new). */
   readonly executions: number;
-  /** The last key processed: `startAfter` for a resumed run. */
+  /** Partitions the run was split into, and how many are not finished. */
+  readonly partitions: number;
+  readonly pendingPartitions: number;
+  /** One partition: its last key processed (`startAfter` for a resumed run); several: null, see `resume`. */
   readonly lastKey: string | null;
+  /** Not complete: the input that resumes the run where each partition stopped. */
+  readonly resume?: { readonly partitions: readonly Partition[] };
   readonly complete: boolean;
 }
 
@@ -173,6 +240,18 @@ export function planBackfill(
   if (modifiedAfter && modifiedBefore && modifiedAfter >= modifiedBefore) {
     problems.push(`modifiedAfter (${modifiedAfter}) must be before modifiedBefore (${modifiedBefore})`);
   }
+  if (input.inventory && (input.partitions || input.startAfter || input.maxObjects)) {
+    problems.push(
+      'inventory: reads whole inventory files; startAfter, partitions and maxObjects do not apply',
+    );
+  }
+  if (input.partitions && input.startAfter !== undefined) {
+    problems.push('startAfter: give each partition its own startAfter instead');
+  }
+  const windowPrefixes =
+    input.mode === 'reconcile' && table?.keyTime && modifiedAfter && modifiedBefore
+      ? prefixesInWindow(table.keyTime, modifiedAfter, modifiedBefore)
+      : undefined;
   if (problems.length > 0) throw new InvalidBackfillInput(problems);
   const { resume, ...given } = raw as Record<string, unknown>;
   return {
@@ -186,9 +265,17 @@ export function planBackfill(
       dryRun: input.dryRun,
       ...(input.maxObjects ? { maxObjects: input.maxObjects } : {}),
       mode: input.mode,
+      concurrency: input.concurrency,
+      ...(input.inventory ? { inventory: parseS3Url(input.inventory) } : {}),
+      ...(windowPrefixes ? { windowPrefixes } : {}),
       run: input.resume?.run ?? execution.name,
       input: given,
     },
     ...(input.resume ? { resume: input.resume } : {}),
   };
+}
+
+function parseS3Url(url: string): { bucket: string; key: string } {
+  const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
+  return { bucket: match?.[1] ?? '', key: match?.[2] ?? '' };
 }

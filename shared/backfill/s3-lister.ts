@@ -18,6 +18,8 @@ export interface ListPage {
   readonly lastKey?: string;
   /** Whether keys after the last one remain. */
   readonly more: boolean;
+  /** Inventory pages: rows read, filtered or not (the cursor). */
+  readonly rows?: number;
 }
 
 export interface ListRequest {
@@ -30,10 +32,21 @@ export interface ListRequest {
   readonly versions: boolean;
 }
 
+export interface PrefixRequest {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly delimiter: string;
+}
+
 /** One page of a bucket listing, in key order, resumable from any key. */
 export interface ObjectLister {
   list(request: ListRequest): Promise<ListPage>;
+  /** The common prefixes one level below `prefix` (what a console shows as folders), in key order. */
+  commonPrefixes(request: PrefixRequest): Promise<string[]>;
 }
+
+/** Partitioning stops descending rather than list more folders than this under one prefix. */
+const MAX_PREFIX_PAGES = 10;
 
 interface S3Entry {
   readonly Key?: string;
@@ -66,6 +79,29 @@ export class S3ObjectLister implements ObjectLister {
     } catch (error) {
       throw classifyAwsError(`list s3://${request.bucket}/${request.prefix}`, error);
     }
+  }
+
+  async commonPrefixes(request: PrefixRequest): Promise<string[]> {
+    const prefixes: string[] = [];
+    let token: string | undefined;
+    try {
+      for (let page = 0; page < MAX_PREFIX_PAGES; page++) {
+        const result = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: request.bucket,
+            Prefix: request.prefix || undefined,
+            Delimiter: request.delimiter,
+            ContinuationToken: token,
+          }),
+        );
+        for (const p of result.CommonPrefixes ?? []) if (p.Prefix) prefixes.push(p.Prefix);
+        token = result.NextContinuationToken;
+        if (!token) break;
+      }
+    } catch (error) {
+      throw classifyAwsError(`list prefixes of s3://${request.bucket}/${request.prefix}`, error);
+    }
+    return prefixes;
   }
 
   private async listObjects(request: ListRequest): Promise<ListPage> {

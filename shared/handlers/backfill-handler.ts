@@ -1,4 +1,9 @@
-import { type BackfillState, InvalidBackfillInput } from '../backfill/request.ts';
+import {
+  type BackfillState,
+  InvalidBackfillInput,
+  type PartitionResult,
+  type PartitionTask,
+} from '../backfill/request.ts';
 import { isThrottle, UnknownOutcomeError } from '../errors.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { RETRYABLE_ERRORS } from '../names.ts';
@@ -14,7 +19,14 @@ export type BackfillTask =
       readonly input: unknown;
       readonly execution: { readonly name: string; readonly startTime: string };
     }
-  | { readonly action: 'step'; readonly state: BackfillState };
+  /** One partition's step, inside the Map. */
+  | { readonly action: 'step'; readonly state: PartitionTask }
+  /** After the Map: the round's state and each partition's result. */
+  | {
+      readonly action: 'merge';
+      readonly state: BackfillState;
+      readonly results: readonly PartitionResult[];
+    };
 
 /**
  * Names the error so the state machine can tell a retry from a report: throttling and unknown outcomes
@@ -33,15 +45,16 @@ export function taskError(error: unknown): Error {
   return error instanceof Error ? error : new Error(message);
 }
 
-export type BackfillHandler = (task: BackfillTask) => Promise<BackfillState>;
+export type BackfillHandler = (task: BackfillTask) => Promise<BackfillState | PartitionTask>;
 
-/** The backfill Lambda: one function, two actions (plan, step), called by the state machine. */
+/** The backfill Lambda: one function, three actions (plan, step, merge), called by the state machine. */
 export function makeBackfillHandler(deps: BackfillDeps & { readonly metrics: MetricsSink }): BackfillHandler {
   const run = new BackfillRun(deps);
   return async (task) => {
     try {
-      if (task.action === 'plan') return run.plan(task.input, task.execution);
+      if (task.action === 'plan') return await run.plan(task.input, task.execution);
       if (task.action === 'step') return await run.step(task.state);
+      if (task.action === 'merge') return run.merge(task.state, task.results);
       throw new Error(`unknown backfill action ${JSON.stringify((task as { action?: unknown }).action)}`);
     } catch (error) {
       const named = taskError(error);

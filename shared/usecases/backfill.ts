@@ -1,14 +1,19 @@
 import picomatch from 'picomatch';
+import { mapLimit } from '../backfill/concurrency.ts';
+import type { InventoryReader } from '../backfill/inventory.ts';
+import { discoverRanges, inRange, type Partition, pastRange, startAfterFor } from '../backfill/partitions.ts';
 import {
   type BackfillPlan,
   type BackfillState,
   type BackfillSummary,
   type BackfillTotals,
   type ExecutionInfo,
+  type PartitionResult,
+  type PartitionTask,
   planBackfill,
   ZERO_TOTALS,
 } from '../backfill/request.ts';
-import type { ObjectLister } from '../backfill/s3-lister.ts';
+import type { ListedObject, ListPage, ObjectLister } from '../backfill/s3-lister.ts';
 import type { Enqueuer } from '../backfill/sqs-enqueuer.ts';
 import type { PipelineConfig } from '../config.ts';
 import type { Ledger } from '../ledger/ledger.ts';
@@ -21,6 +26,8 @@ export interface BackfillDeps {
   readonly config: PipelineConfig;
   readonly landingBucket: string;
   readonly lister: ObjectLister;
+  /** Reads S3 Inventory reports (`inventory` input); absent: such input is refused. */
+  readonly inventory?: InventoryReader;
   readonly ledger: Ledger;
   readonly enqueuer: Enqueuer;
   readonly log: Log;
@@ -32,6 +39,12 @@ export interface BackfillDeps {
 
 /** S3 returns at most 1,000 keys per listing page. */
 const MAX_PAGE_SIZE = 1000;
+/** BatchGetItem takes 100 keys: a page's look-ups run this many at once. */
+const LOOKUP_CONCURRENCY = 4;
+/** Partitions per unit of concurrency: a slow partition then holds back a round less. */
+const PARTITIONS_PER_SLOT = 4;
+/** The round's state travels in the execution history (256 KiB): no more partitions than this. */
+export const MAX_PARTITIONS = 256;
 
 export interface BackfillLimits {
   /** Listing pages per step: one Lambda invocation. */
@@ -44,30 +57,50 @@ export interface BackfillLimits {
   /** A step stops starting pages after this long (well inside the Lambda timeout). */
   readonly stepBudgetMs: number;
   /**
-   * Steps per execution before it continues as a new one. Each step adds ~7 history events, so 1,000 steps
-   * stay far below Step Functions' 25,000-event limit even with retries.
+   * Steps per execution, over all partitions, before it continues as a new one. Each step adds ~7 history
+   * events, so 1,000 steps stay far below Step Functions' 25,000-event limit even with retries.
    */
   readonly stepsPerExecution: number;
 }
 
-function summarize(state: Omit<BackfillState, 'summary' | 'next'>, complete: boolean): BackfillSummary {
+const add = (a: BackfillTotals, b: BackfillTotals): BackfillTotals => ({
+  listed: a.listed + b.listed,
+  matched: a.matched + b.matched,
+  enqueued: a.enqueued + b.enqueued,
+  alreadyIngested: a.alreadyIngested + b.alreadyIngested,
+  wouldEnqueue: a.wouldEnqueue + b.wouldEnqueue,
+});
+
+function summarize(
+  plan: BackfillPlan,
+  execution: number,
+  totals: BackfillTotals,
+  partitions: number,
+  pending: readonly Partition[],
+): BackfillSummary {
+  const complete = pending.length === 0;
+  const only = partitions === 1 ? pending[0] : undefined;
   return {
-    table: state.plan.table,
-    mode: state.plan.mode,
-    dryRun: state.plan.dryRun,
-    run: state.plan.run,
-    executions: state.execution,
-    ...state.totals,
-    lastKey: state.startAfter ?? null,
+    table: plan.table,
+    mode: plan.mode,
+    dryRun: plan.dryRun,
+    run: plan.run,
+    executions: execution,
+    ...totals,
+    partitions,
+    pendingPartitions: pending.length,
+    lastKey: only?.startAfter ?? null,
+    ...(complete ? {} : { resume: { partitions: pending } }),
     complete,
   };
 }
 
 /**
- * Backfill, reprocess and reconcile (docs/operations.md): list the bucket in key order, filter, skip what
- * the ledger has, put the rest on the ingest queue as S3-shaped records for one table. The batcher's claim
- * keeps exactly-once whatever overlaps (live events, another backfill, a retried step): this never writes
- * the ledger itself. Each step is a pure function of its input state, so Step Functions may retry it.
+ * Backfill, reprocess and reconcile (docs/operations.md): split the keys into partitions, list each in key
+ * order (or read an S3 Inventory report), filter, skip what the ledger has, put the rest on the ingest queue
+ * as S3-shaped records for one table. Partitions run in parallel (the state machine's Map). The batcher's
+ * claim keeps exactly-once whatever overlaps (live events, another backfill, a retried step): this never
+ * writes the ledger itself. Each task is a pure function of its input, so Step Functions may retry it.
  */
 export class BackfillRun {
   private readonly router: Router;
@@ -76,114 +109,221 @@ export class BackfillRun {
     this.router = new Router(deps.config);
   }
 
-  /** The first state: validates the input (InvalidBackfillInput lists every problem). */
-  plan(input: unknown, execution: ExecutionInfo): BackfillState {
-    const { plan, resume } = planBackfill(input, this.deps.config, this.deps.landingBucket, execution);
-    const initial = {
-      plan,
-      startAfter: resume?.startAfter ?? (plan.input.startAfter as string | undefined),
-      totals: resume?.totals ?? ZERO_TOTALS,
-      steps: 0,
-      execution: resume?.execution ?? 1,
-    };
-    this.deps.log.info('backfill planned', { ...plan, execution: initial.execution });
-    return { ...initial, next: 'step', summary: summarize(initial, false) };
+  /** The first state: validates the input (InvalidBackfillInput lists every problem), then partitions. */
+  async plan(input: unknown, execution: ExecutionInfo): Promise<BackfillState> {
+    const planned = planBackfill(input, this.deps.config, this.deps.landingBucket, execution);
+    const { resume } = planned;
+    let { plan } = planned;
+    let pending = resume?.pending;
+    if (plan.inventory) {
+      if (!this.deps.inventory) throw new Error('this backfill function reads no S3 Inventory reports');
+      const manifest = await this.deps.inventory.manifest(plan.inventory);
+      plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns } };
+      pending ??= manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file, row: 0 }));
+    }
+    pending ??= await this.partition(plan);
+    const partitions = resume?.partitions ?? pending.length;
+    const totals = resume?.totals ?? ZERO_TOTALS;
+    const number = resume?.execution ?? 1;
+    this.deps.log.info('backfill planned', { ...plan, execution: number, partitions: pending.length });
+    return this.round(plan, number, totals, partitions, pending, 'round');
   }
 
-  /** Lists up to `pagesPerStep` pages from the cursor, enqueues what the ledger has not seen. */
-  async step(state: BackfillState): Promise<BackfillState> {
-    const { plan } = state;
+  private async partition(plan: BackfillPlan): Promise<Partition[]> {
+    const given = plan.input.partitions as Partition[] | undefined;
+    if (given) return given;
+    if (plan.windowPrefixes) return plan.windowPrefixes.map((prefix) => ({ prefix }));
+    const startAfter = plan.input.startAfter as string | undefined;
+    // A cursor or a cap is one sequence: one partition keeps their meaning.
+    if (startAfter !== undefined || plan.maxObjects !== undefined)
+      return [{ prefix: plan.listPrefix, ...(startAfter !== undefined ? { startAfter } : {}) }];
+    return discoverRanges(this.deps.lister, {
+      bucket: plan.bucket,
+      prefix: plan.listPrefix,
+      target: Math.min(MAX_PARTITIONS, plan.concurrency * PARTITIONS_PER_SLOT),
+    });
+  }
+
+  private round(
+    plan: BackfillPlan,
+    execution: number,
+    totals: BackfillTotals,
+    partitions: number,
+    pending: readonly Partition[],
+    next: BackfillState['next'],
+  ): BackfillState {
+    const stepsPerPartition = Math.max(
+      1,
+      Math.floor(this.deps.limits.stepsPerExecution / Math.max(1, pending.length)),
+    );
+    return {
+      plan,
+      pending,
+      partitions,
+      totals,
+      stepsPerPartition,
+      execution,
+      next: pending.length === 0 ? 'done' : next,
+      summary: summarize(plan, execution, totals, partitions, pending),
+    };
+  }
+
+  /** A Map iteration's first input (the state machine's ItemSelector builds the same). */
+  static task(state: BackfillState, partition: Partition): PartitionTask {
+    return {
+      plan: state.plan,
+      partition,
+      totals: ZERO_TOTALS,
+      steps: 0,
+      maxSteps: state.stepsPerPartition,
+      next: 'step',
+      done: false,
+    };
+  }
+
+  /** One partition's step: up to `pagesPerStep` pages from its cursor; listing runs a page ahead. */
+  async step(task: PartitionTask): Promise<PartitionTask> {
+    const { plan } = task;
     const { limits } = this.deps;
     const deadline = this.deps.now() + limits.stepBudgetMs;
-    const table = this.deps.config.tables.find((t) => t.name === plan.table);
-    const glob = plan.glob ? picomatch(plan.glob, { dot: true }) : undefined;
-    const totals: BackfillTotals = { ...state.totals };
-    const stepTotals: BackfillTotals = { ...ZERO_TOTALS };
-    let startAfter = state.startAfter;
-    let exhausted = false;
-    for (let page = 0; page < limits.pagesPerStep && this.deps.now() < deadline; page++) {
-      const pageSize = Math.min(MAX_PAGE_SIZE, limits.pageSize ?? MAX_PAGE_SIZE);
-      const remaining = plan.maxObjects === undefined ? pageSize : plan.maxObjects - totals.listed;
-      if (remaining <= 0) {
-        exhausted = true;
-        break;
+    let partition = task.partition;
+    let totals = task.totals;
+    let stepTotals = ZERO_TOTALS;
+    let done = false;
+    const source = this.source(plan, partition);
+    let ahead: Promise<ListPage> | undefined = source(partition, this.pageLimit(plan, totals));
+    for (let page = 0; ahead; page++) {
+      const listed = await ahead;
+      ahead = undefined;
+      const objects = listed.objects.filter((o) => inRange(partition, o.key));
+      const ended = !listed.more || listed.objects.some((o) => pastRange(partition, o.key));
+      const cursor = advance(partition, listed, objects);
+      const limit = this.pageLimit(plan, add(totals, { ...ZERO_TOTALS, listed: objects.length }));
+      if (!ended && limit > 0 && page + 1 < limits.pagesPerStep && this.deps.now() < deadline) {
+        ahead = source(cursor, limit);
+        // Awaited next turn; a failure of this page first must not leave it unhandled.
+        ahead.catch(() => {});
       }
-      const listed = await this.deps.lister.list({
-        bucket: plan.bucket,
-        prefix: plan.listPrefix,
-        startAfter,
-        limit: Math.min(pageSize, remaining),
-        versions: table?.allowOverwrites === true,
-      });
-      const files: FileRef[] = [];
-      for (const object of listed.objects) {
-        if (plan.modifiedAfter && object.lastModified < plan.modifiedAfter) continue;
-        if (plan.modifiedBefore && object.lastModified >= plan.modifiedBefore) continue;
-        if (glob && !glob(object.key)) continue;
-        const ref: ObjectRef = {
-          bucket: plan.bucket,
-          key: object.key,
-          size: object.size,
-          eTag: object.eTag,
-          versionId: object.versionId,
-          sequencer: null,
-          eventTime: object.lastModified,
-          target: plan.table,
-        };
-        const routed = this.router.route(ref);
-        if (routed.kind === 'routed') files.push(...routed.files);
-      }
-      const known = await this.deps.ledger.knownIdentities(
-        plan.table,
-        files.map((f) => f.identity),
-      );
-      const fresh = files.filter((f) => !known.has(f.identity));
-      if (!plan.dryRun && fresh.length > 0) {
-        await this.deps.enqueuer.enqueue(
-          fresh.map(({ table: _t, identity: _i, ...object }) => object),
-          { table: plan.table, run: plan.run },
-        );
-      }
-      const counts = {
-        listed: listed.objects.length,
-        matched: files.length,
-        alreadyIngested: files.length - fresh.length,
-        enqueued: plan.dryRun ? 0 : fresh.length,
-        wouldEnqueue: plan.dryRun ? fresh.length : 0,
-      };
-      for (const key of Object.keys(counts) as Array<keyof BackfillTotals>) {
-        totals[key] += counts[key];
-        stepTotals[key] += counts[key];
-      }
-      startAfter = listed.lastKey ?? startAfter;
-      if (!listed.more) {
-        exhausted = true;
-        break;
+      const counts = await this.process(plan, objects);
+      totals = add(totals, counts);
+      stepTotals = add(stepTotals, counts);
+      partition = cursor;
+      if (ended || limit <= 0) {
+        done = true;
+        ahead = undefined;
       }
     }
     this.record(plan, stepTotals);
-    const steps = state.steps + 1;
-    const base = { plan, startAfter, totals, steps, execution: state.execution };
-    if (exhausted) {
-      this.deps.log.info('backfill complete', { ...summarize(base, true) });
-      return { ...base, next: 'done', summary: summarize(base, true) };
-    }
-    if (steps >= limits.stepsPerExecution) {
-      const execution = state.execution + 1;
-      return {
-        ...base,
-        next: 'continue',
-        summary: summarize(base, false),
-        continuation: {
-          name: continuationName(plan.run, execution),
-          input: {
-            ...plan.input,
-            resume: { startAfter, totals, execution, run: plan.run },
-          },
-        },
+    const steps = task.steps + 1;
+    return {
+      ...task,
+      partition,
+      totals,
+      steps,
+      done,
+      next: done || steps >= task.maxSteps ? 'end' : 'step',
+    };
+  }
+
+  /** Keys the next page may list: a page, or what is left of `maxObjects` (one partition then). */
+  private pageLimit(plan: BackfillPlan, totals: BackfillTotals): number {
+    const pageSize = Math.min(MAX_PAGE_SIZE, this.deps.limits.pageSize ?? MAX_PAGE_SIZE);
+    return plan.maxObjects === undefined ? pageSize : Math.min(pageSize, plan.maxObjects - totals.listed);
+  }
+
+  private source(plan: BackfillPlan, partition: Partition) {
+    const table = this.deps.config.tables.find((t) => t.name === plan.table);
+    const inventory = this.deps.inventory;
+    if (partition.inventoryFile !== undefined && plan.inventory) {
+      if (!inventory) throw new Error('this backfill function reads no S3 Inventory reports');
+      const location = {
+        bucket: plan.inventory.bucket,
+        key: partition.inventoryFile,
+        columns: plan.inventory.columns ?? [],
       };
+      return (p: Partition, limit: number) =>
+        inventory.page(location, { bucket: plan.bucket, prefix: plan.listPrefix }, p.row ?? 0, limit);
     }
-    return { ...base, next: 'step', summary: summarize(base, false) };
+    return (p: Partition, limit: number) =>
+      this.deps.lister.list({
+        bucket: plan.bucket,
+        prefix: p.prefix,
+        startAfter: startAfterFor(p),
+        limit,
+        versions: table?.allowOverwrites === true,
+      });
+  }
+
+  /** Filter, route, look the ledger up, enqueue what it has not seen. */
+  private async process(plan: BackfillPlan, objects: readonly ListedObject[]): Promise<BackfillTotals> {
+    const glob = plan.glob ? picomatch(plan.glob, { dot: true }) : undefined;
+    const files: FileRef[] = [];
+    for (const object of objects) {
+      if (plan.modifiedAfter && object.lastModified < plan.modifiedAfter) continue;
+      if (plan.modifiedBefore && object.lastModified >= plan.modifiedBefore) continue;
+      if (glob && !glob(object.key)) continue;
+      const ref: ObjectRef = {
+        bucket: plan.bucket,
+        key: object.key,
+        size: object.size,
+        eTag: object.eTag,
+        versionId: object.versionId,
+        sequencer: null,
+        eventTime: object.lastModified,
+        target: plan.table,
+      };
+      const routed = this.router.route(ref);
+      if (routed.kind === 'routed') files.push(...routed.files);
+    }
+    const chunks: string[][] = [];
+    for (let i = 0; i < files.length; i += 100) chunks.push(files.slice(i, i + 100).map((f) => f.identity));
+    const known = new Set(
+      (
+        await mapLimit(chunks, LOOKUP_CONCURRENCY, (ids) => this.deps.ledger.knownIdentities(plan.table, ids))
+      ).flatMap((set) => [...set]),
+    );
+    const fresh = files.filter((f) => !known.has(f.identity));
+    if (!plan.dryRun && fresh.length > 0) {
+      await this.deps.enqueuer.enqueue(
+        fresh.map(({ table: _t, identity: _i, ...object }) => object),
+        { table: plan.table, run: plan.run },
+      );
+    }
+    return {
+      listed: objects.length,
+      matched: files.length,
+      alreadyIngested: files.length - fresh.length,
+      enqueued: plan.dryRun ? 0 : fresh.length,
+      wouldEnqueue: plan.dryRun ? fresh.length : 0,
+    };
+  }
+
+  /** After a round: adds up the partitions, then done, failed (with each resume point) or continue. */
+  merge(state: BackfillState, results: readonly PartitionResult[]): BackfillState {
+    const { plan } = state;
+    const totals = results.reduce((sum, r) => add(sum, r.totals), state.totals);
+    const pending = results.filter((r) => !r.done).map((r) => r.partition);
+    const failure = results.find((r) => r.failure)?.failure;
+    const base = this.round(plan, state.execution, totals, state.partitions, pending, 'continue');
+    if (failure) {
+      this.deps.log.error('backfill partition failed', { ...base.summary, error: failure.Error });
+      return { ...base, next: 'failed', failure };
+    }
+    if (base.next === 'done') {
+      this.deps.log.info('backfill complete', { ...base.summary });
+      return base;
+    }
+    const execution = state.execution + 1;
+    return {
+      ...base,
+      continuation: {
+        name: continuationName(plan.run, execution),
+        input: {
+          ...plan.input,
+          resume: { pending, partitions: state.partitions, totals, execution, run: plan.run },
+        },
+      },
+    };
   }
 
   private record(plan: BackfillPlan, counts: BackfillTotals): void {
@@ -199,6 +339,18 @@ export class BackfillRun {
       });
     }
   }
+}
+
+/** The partition after a page: its cursor moved past every key the page returned in its range. */
+function advance(partition: Partition, page: ListPage, inRangeObjects: readonly ListedObject[]): Partition {
+  if (partition.inventoryFile !== undefined)
+    return { ...partition, row: (partition.row ?? 0) + (page.rows ?? page.objects.length) };
+  // The page's last key (a versions page may end on a key with only older versions) unless past the range.
+  const last =
+    page.lastKey !== undefined && !pastRange(partition, page.lastKey)
+      ? page.lastKey
+      : inRangeObjects.at(-1)?.key;
+  return last === undefined ? partition : { ...partition, startAfter: last };
 }
 
 /** Execution names are 1-80 chars; a run's continuations share its name with a counter. */

@@ -318,6 +318,7 @@ describe.skipIf(target.kind !== 'emulator')(
       const throttled = backfill((deps) => ({
         ...deps,
         lister: {
+          commonPrefixes: (request) => deps.lister.commonPrefixes(request),
           list: async (request) => {
             lists += 1;
             // S3 says SlowDown twice (after the SDK's own retries) on the first listing: the state machine's

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { ObjectLister } from './s3-lister.ts';
+
+/**
+ * One slice of a backfill that runs on its own, in parallel with the others (one iteration of the state
+ * machine's Map): the keys under `prefix` in [from, to), or the rows of one S3 Inventory data file. Its
+ * cursor is its own, so a failed run resumes each partition where it stopped.
+ */
+export const partitionSchema = z.strictObject({
+  /** Listing prefix (S3 Prefix): the table's, or a narrower one the reconcile window picked. */
+  prefix: z.string(),
+  /** First key of the range (inclusive); none: from the start of the prefix. */
+  from: z.string().optional(),
+  /** End of the range (exclusive); none: to the end of the prefix. */
+  to: z.string().optional(),
+  /** Last key done: the next listing starts after it. */
+  startAfter: z.string().optional(),
+  /** An S3 Inventory data file (its key in the inventory's bucket), read instead of listing. */
+  inventoryFile: z.string().optional(),
+  /** Inventory rows of that file already done. */
+  row: z.number().int().nonnegative().optional(),
+});
+export type Partition = z.infer<typeof partitionSchema>;
+
+const utf8 = (s: string) => Buffer.from(s, 'utf8');
+
+/** S3 lists keys in UTF-8 binary order; JS compares UTF-16 code units, which differ above U+FFFF. */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(utf8(a), utf8(b));
+}
+
+/**
+ * A StartAfter for a range that starts at `from` inclusive: the key with its last code unit lowered sorts
+ * just before `from`; keys between the two (rare: `from` minus one char plus more) are cut by the caller.
+ */
+export function startAfterFor(partition: Partition): string | undefined {
+  if (partition.startAfter !== undefined) return partition.startAfter;
+  const from = partition.from;
+  if (!from) return undefined;
+  const last = from.charCodeAt(from.length - 1);
+  return last > 0 ? from.slice(0, -1) + String.fromCharCode(last - 1) : from.slice(0, -1) || undefined;
+}
+
+/** Whether `key` lies in the partition's range. */
+export function inRange(partition: Partition, key: string): boolean {
+  if (partition.from !== undefined && compareKeys(key, partition.from) < 0) return false;
+  if (partition.to !== undefined && compareKeys(key, partition.to) >= 0) return false;
+  return true;
+}
+
+/** Whether `key` is at or past the end of the range: listing further cannot find more. */
+export function pastRange(partition: Partition, key: string): boolean {
+  return partition.to !== undefined && compareKeys(key, partition.to) >= 0;
+}
+
+export interface DiscoverOptions {
+  readonly bucket: string;
+  readonly prefix: string;
+  /** Partitions wanted: more than the concurrency, so a slow one does not hold the round alone. */
+  readonly target: number;
+  /** Levels of `/` to descend at most. @default 3 */
+  readonly maxDepth?: number;
+}
+
+/**
+ * Key ranges that cover every key under `prefix`, split at common prefixes (S3 ListObjectsV2 with a
+ * Delimiter), descending a level while there are fewer than `target`. Each boundary starts a range that
+ * ends where the next begins, the first from the start and the last to the end: no key is missed or
+ * listed twice, whatever the tree looks like. A flat prefix (no `/` below it) is one range.
+ */
+export async function discoverRanges(lister: ObjectLister, options: DiscoverOptions): Promise<Partition[]> {
+  let level = [options.prefix];
+  for (let depth = 0; depth < (options.maxDepth ?? 3) && level.length < options.target; depth++) {
+    const children = await Promise.all(
+      level.map(async (p) => {
+        const found = await lister.commonPrefixes({ bucket: options.bucket, prefix: p, delimiter: '/' });
+        return found.length > 0 ? found : [p];
+      }),
+    );
+    const next = children.flat();
+    if (next.length === level.length) break;
+    level = next;
+  }
+  const boundaries = [...new Set(level)].filter((p) => p !== options.prefix).sort(compareKeys);
+  // The first range starts at the beginning, so it needs no boundary of its own. More prefixes than
+  // wanted: evenly spaced ones, prefixes being the unit of balance.
+  const wanted = Math.min(boundaries.length, options.target);
+  const chosen = [
+    ...new Set(
+      Array.from(
+        { length: wanted - 1 },
+        (_, k) => boundaries[Math.floor(((k + 1) * boundaries.length) / wanted)] as string,
+      ),
+    ),
+  ];
+  const ranges: Partition[] = [];
+  let from: string | undefined;
+  for (const boundary of chosen) {
+    ranges.push({ prefix: options.prefix, ...(from ? { from } : {}), to: boundary });
+    from = boundary;
+  }
+  ranges.push({ prefix: options.prefix, ...(from ? { from } : {}) });
+  return ranges;
+}

@@ -1,0 +1,160 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { synthesizeBackfillDefinition } from '../../local/backfill-definition.ts';
+import { LocalBackfill } from '../../local/backfill-executor.ts';
+import type { AwsClients } from '../../shared/aws/clients.ts';
+import { compareKeys, discoverRanges, type Partition } from '../../shared/backfill/partitions.ts';
+import type { BackfillSummary } from '../../shared/backfill/request.ts';
+import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../shared/backfill/s3-lister.ts';
+import { parsePipelineConfig } from '../../shared/config.ts';
+import { DefiniteFailureError } from '../../shared/errors.ts';
+import type { Ledger } from '../../shared/ledger/ledger.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
+import type { ObjectRef } from '../../shared/model.ts';
+import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
+
+/** ListObjectsV2 over keys in memory: Prefix, StartAfter, MaxKeys, Delimiter, in UTF-8 order. */
+class MemoryLister implements ObjectLister {
+  readonly keys: string[];
+  lists = 0;
+  constructor(keys: readonly string[]) {
+    this.keys = [...keys].sort(compareKeys);
+  }
+  async list(r: ListRequest): Promise<ListPage> {
+    this.lists += 1;
+    const after = this.keys.filter(
+      (k) => k.startsWith(r.prefix) && (r.startAfter === undefined || compareKeys(k, r.startAfter) > 0),
+    );
+    const page = after.slice(0, r.limit);
+    return {
+      objects: page.map((key) => ({
+        key,
+        size: 1,
+        eTag: 'e',
+        versionId: null,
+        lastModified: '2026-11-30T00:00:00.000Z',
+      })),
+      lastKey: page.at(-1),
+      more: after.length > page.length,
+    };
+  }
+  async commonPrefixes(r: PrefixRequest): Promise<string[]> {
+    const found = new Set<string>();
+    for (const k of this.keys) {
+      if (!k.startsWith(r.prefix)) continue;
+      const rest = k.slice(r.prefix.length);
+      const cut = rest.indexOf(r.delimiter);
+      if (cut >= 0) found.add(r.prefix + rest.slice(0, cut + 1));
+    }
+    return [...found].sort(compareKeys);
+  }
+}
+
+/** Nothing ingested yet; every enqueued key recorded, with how often. */
+function world(keys: readonly string[], enqueue?: (files: readonly ObjectRef[]) => void) {
+  const lister = new MemoryLister(keys);
+  const enqueued = new Map<string, number>();
+  const deps: BackfillDeps = {
+    config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
+    landingBucket: 'landing',
+    lister,
+    ledger: { knownIdentities: async () => new Set<string>() } as unknown as Ledger,
+    enqueuer: {
+      enqueue: async (files) => {
+        enqueue?.(files);
+        for (const f of files) enqueued.set(f.key, (enqueued.get(f.key) ?? 0) + 1);
+      },
+    },
+    log: { debug() {}, info() {}, warn() {}, error() {} },
+    metrics: new MemoryMetrics(),
+    now: Date.now,
+    limits: { pagesPerStep: 2, pageSize: 10, stepBudgetMs: 60_000, stepsPerExecution: 8 },
+  };
+  return { deps, lister, enqueued };
+}
+
+let definition: object;
+beforeAll(() => {
+  definition = synthesizeBackfillDefinition();
+}, 60_000);
+
+async function run(deps: BackfillDeps, input: Record<string, unknown>) {
+  const executor = new LocalBackfill({
+    clients: {} as AwsClients,
+    stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:test',
+    endpoint: '',
+    region: 'us-east-1',
+    retryIntervalMs: 1,
+    standalone: { definition, deps },
+  });
+  const name = `run-${Math.random().toString(36).slice(2)}`;
+  await executor.start(input, name);
+  return executor.waitForRun(name);
+}
+
+// Folders at two levels, a folder marker object, keys directly under the prefix, a key sorting between
+// folders ('orders/05x.json' after 'orders/05/'), a non-ASCII key.
+const KEYS = [
+  ...Array.from({ length: 300 }, (_, i) => `orders/${String(i % 12).padStart(2, '0')}/${i % 3}/f-${i}.json`),
+  'orders/05/',
+  'orders/05x.json',
+  'orders/top.json',
+  'orders/zz/ü-é.json',
+];
+/** The folder marker is listed (a range starts at it) but routes to no table, as live events don't. */
+const FILES = KEYS.filter((k) => !k.endsWith('/')).sort(compareKeys);
+
+describe('key ranges from common prefixes', () => {
+  it('cover every key under the prefix exactly once, whatever the target', async () => {
+    const lister = new MemoryLister(KEYS);
+    for (const target of [1, 2, 5, 13, 40]) {
+      const ranges = await discoverRanges(lister, { bucket: 'b', prefix: 'orders/', target });
+      expect(ranges.length).toBeLessThanOrEqual(Math.max(1, target));
+      const owners = KEYS.map(
+        (k) =>
+          ranges.filter(
+            (r: Partition) =>
+              (r.from === undefined || compareKeys(k, r.from) >= 0) && (r.to === undefined || compareKeys(k, r.to) < 0),
+          ).length,
+      );
+      expect(owners.every((n) => n === 1)).toBe(true);
+    }
+  });
+});
+
+describe('parallel backfill through the state machine (Map of partitions, local executor)', () => {
+  it('enqueues every key exactly once, partitions running at once, continuing as new executions', async () => {
+    const { deps, enqueued } = world(KEYS);
+    const chain = await run(deps, { table: 'orders', concurrency: 4 });
+    const last = chain.at(-1);
+    expect(last?.status).toBe('SUCCEEDED');
+    const summary = last?.output as BackfillSummary;
+    expect(summary.partitions).toBeGreaterThan(4);
+    expect(summary).toMatchObject({ listed: KEYS.length, enqueued: FILES.length, complete: true });
+    expect([...enqueued.keys()].sort(compareKeys)).toEqual(FILES);
+    expect([...enqueued.values()].every((n) => n === 1)).toBe(true);
+    // 8 steps per execution over 16 partitions: one step (20 keys) each: the run needed more than one execution.
+    expect(chain.length).toBeGreaterThan(1);
+  });
+
+  it('a partition that keeps failing ends the run with every pending partition\'s resume point; resuming finishes the job once', async () => {
+    let failing = true;
+    const { deps, enqueued } = world(KEYS, (files) => {
+      if (failing && files.some((f) => f.key.startsWith('orders/07/')))
+        throw new DefiniteFailureError('enqueue failed: AccessDenied');
+    });
+    const failed = (await run(deps, { table: 'orders', concurrency: 3 })).at(-1);
+    expect(failed?.status).toBe('FAILED');
+    expect(failed?.error).toBe('DefiniteFailureError');
+    const cause = JSON.parse(failed?.cause ?? '{}') as { summary: BackfillSummary };
+    const resume = cause.summary.resume?.partitions ?? [];
+    expect(resume.length).toBeGreaterThan(0);
+    expect(cause.summary.complete).toBe(false);
+
+    failing = false;
+    const resumed = (await run(deps, { table: 'orders', partitions: resume })).at(-1);
+    expect(resumed?.status).toBe('SUCCEEDED');
+    // Nothing lost; what was enqueued before the failure is not enqueued again (the cursor moved past it).
+    expect([...enqueued.keys()].sort(compareKeys)).toEqual(FILES);
+    expect([...enqueued.values()].every((n) => n === 1)).toBe(true);
+  });
+});
