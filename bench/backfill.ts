@@ -64,16 +64,16 @@ export const backfill: Benchmark = {
     };
 
     log('backfill: one partition at a time (the serial baseline)');
-    const serial = await execute({ table: 'hist', concurrency: 1, dryRun: true });
+    const serial = await execute({ table: 'hist', concurrency: 1 });
     check(serial.summary);
     const concurrency = quick ? 16 : 32;
     log(`backfill: ${concurrency} partitions at a time`);
-    const parallel = await execute({ table: 'hist', concurrency, dryRun: true });
+    const parallel = await execute({ table: 'hist', concurrency });
     check(parallel.summary);
 
     log('backfill from an S3 Inventory report');
     const manifest = await writeInventory(observer, fixture.bucket, quick ? 4 : 16);
-    const inventory = await execute({ table: 'hist', inventory: manifest, concurrency, dryRun: true });
+    const inventory = await execute({ table: 'hist', inventory: manifest, concurrency });
     check(inventory.summary);
 
     log('reconcile: the whole prefix, then only the window');

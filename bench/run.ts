@@ -28,6 +28,12 @@ const cli: Benchmark = {
 /** In order: a benchmark may read an earlier one's results or fixtures (raw writes read the cost's time). */
 const BENCHMARKS: readonly Benchmark[] = [cost, latency, rawWrites, incremental, backfill, bundles, cli];
 
+/** `--only a,b`: just those (a benchmark's prerequisites included by the caller); results are printed only. */
+const only = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+
 async function main(): Promise<void> {
   const begun = Date.now();
   const emulator = await startEmulator();
@@ -46,9 +52,11 @@ async function main(): Promise<void> {
     fixtures: new Map(),
   };
   try {
-    for (const benchmark of BENCHMARKS) Object.assign(results, await benchmark.run(context));
+    for (const benchmark of BENCHMARKS.filter((b) => !only || only.includes(b.name)))
+      Object.assign(results, await benchmark.run(context));
     results.benchSeconds = seconds(Date.now() - begun);
-    writeFileSync(join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    if (!only)
+      writeFileSync(join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
     console.log(JSON.stringify(results, null, 2));
   } finally {
     destroyClients(observer);

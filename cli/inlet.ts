@@ -121,6 +121,7 @@ backfill
   .requiredOption('--table <name>', 'the table to fill (a reprocess: a new table, live: false)')
   .option('--prefix <prefix>', "only keys under this prefix (within the table's prefix)")
   .option('--start-after <key>', 'resume after this key (a failed run prints it)')
+  .option('--inventory <url>', 'read this S3 Inventory report (s3://.../manifest.json) instead of listing')
   .option('--modified-after <date>', 'only objects last modified at or after this ISO-8601 time')
   .option('--modified-before <date>', 'only objects last modified before this ISO-8601 time')
   .option('--glob <glob>', "only keys matching this glob, on top of the table's filters")

@@ -23,6 +23,11 @@ export interface Backfills {
 export const lastSegment = (arnOrName: string) => arnOrName.split(':').at(-1) ?? arnOrName;
 
 export function resumeHint(input: Record<string, unknown> | undefined, summary: BackfillSummary | undefined) {
+  // Several partitions: each has its own cursor; the state machine input carries them all.
+  if (!summary?.lastKey && summary?.resume && summary.partitions > 1) {
+    const { resume: _, ...given } = input ?? {};
+    return `start the state machine with this input: ${JSON.stringify({ ...given, partitions: summary.resume.partitions })}`;
+  }
   if (!summary?.lastKey) return 'nothing was listed yet: start it again';
   const flags = [`--table ${summary.table}`];
   if (input?.prefix) flags.push(`--prefix '${input.prefix}'`);

@@ -12,6 +12,8 @@ export interface StartOptions {
   readonly table: string;
   readonly prefix?: string;
   readonly startAfter?: string;
+  /** s3://bucket/.../manifest.json of an S3 Inventory report: read instead of listing. */
+  readonly inventory?: string;
   readonly modifiedAfter?: string;
   readonly modifiedBefore?: string;
   readonly glob?: string;
@@ -46,6 +48,7 @@ export async function backfillStart(target: CliTarget, o: StartOptions): Promise
   const input: Record<string, unknown> = { table: o.table };
   if (o.prefix !== undefined) input.prefix = o.prefix;
   if (o.startAfter !== undefined) input.startAfter = o.startAfter;
+  if (o.inventory !== undefined) input.inventory = o.inventory;
   if (o.modifiedAfter !== undefined) input.modifiedAfter = o.modifiedAfter;
   if (o.modifiedBefore !== undefined) input.modifiedBefore = o.modifiedBefore;
   if (o.glob !== undefined) input.glob = o.glob;

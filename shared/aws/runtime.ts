@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { S3InventoryReader } from '../backfill/inventory.ts';
 import { S3ObjectLister } from '../backfill/s3-lister.ts';
 import { SqsEnqueuer } from '../backfill/sqs-enqueuer.ts';
 import { configFromEnv, type PipelineConfig } from '../config.ts';
@@ -145,10 +146,13 @@ export function backfillFromEnv(
   overrides: RuntimeOverrides = {},
 ): BackfillDeps {
   const base = baseRuntime(service, env, overrides);
+  // One client for listing and for reading inventory reports.
+  const s3 = tracked(new S3Client(base.aws));
   return {
     ...base,
     landingBucket: required(env, 'INLET_LANDING_BUCKET'),
-    lister: new S3ObjectLister(tracked(new S3Client(base.aws))),
+    lister: new S3ObjectLister(s3),
+    inventory: new S3InventoryReader(s3),
     enqueuer: new SqsEnqueuer({
       client: tracked(new SQSClient(base.aws)),
       queueUrl: required(env, 'INLET_INGEST_QUEUE_URL'),

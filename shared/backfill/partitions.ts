@@ -41,6 +41,22 @@ export function startAfterFor(partition: Partition): string | undefined {
   return last > 0 ? from.slice(0, -1) + String.fromCharCode(last - 1) : from.slice(0, -1) || undefined;
 }
 
+/**
+ * The Prefix to list a partition with: every key in [from, to) starts with the longest common prefix of
+ * `from` and `to` (a key differing earlier sorts before `from` or after `to`), so S3 (and the emulator, whose
+ * listing costs O(keys under the prefix)) is asked for that narrower prefix.
+ */
+export function listingPrefix(partition: Partition): string {
+  const { from, to, prefix } = partition;
+  if (from === undefined || to === undefined) return prefix;
+  let i = 0;
+  while (i < from.length && i < to.length && from[i] === to[i]) i++;
+  // A surrogate pair cut in half is not a prefix S3 can take.
+  if (i > 0 && /[\ud800-\udbff]/.test(from[i - 1] ?? '')) i--;
+  const common = from.slice(0, i);
+  return common.length > prefix.length && common.startsWith(prefix) ? common : prefix;
+}
+
 /** Whether `key` lies in the partition's range. */
 export function inRange(partition: Partition, key: string): boolean {
   if (partition.from !== undefined && compareKeys(key, partition.from) < 0) return false;

@@ -1,7 +1,14 @@
 import picomatch from 'picomatch';
 import { mapLimit } from '../backfill/concurrency.ts';
 import type { InventoryReader } from '../backfill/inventory.ts';
-import { discoverRanges, inRange, type Partition, pastRange, startAfterFor } from '../backfill/partitions.ts';
+import {
+  discoverRanges,
+  inRange,
+  listingPrefix,
+  type Partition,
+  pastRange,
+  startAfterFor,
+} from '../backfill/partitions.ts';
 import {
   type BackfillPlan,
   type BackfillState,
@@ -41,8 +48,11 @@ export interface BackfillDeps {
 const MAX_PAGE_SIZE = 1000;
 /** BatchGetItem takes 100 keys: a page's look-ups run this many at once. */
 const LOOKUP_CONCURRENCY = 4;
-/** Partitions per unit of concurrency: a slow partition then holds back a round less. */
-const PARTITIONS_PER_SLOT = 4;
+/**
+ * Partitions per unit of concurrency: more balance a slow one out, but each costs a partial page and a
+ * Map iteration at least.
+ */
+const PARTITIONS_PER_SLOT = 2;
 /** The round's state travels in the execution history (256 KiB): no more partitions than this. */
 export const MAX_PARTITIONS = 256;
 
@@ -247,7 +257,7 @@ export class BackfillRun {
     return (p: Partition, limit: number) =>
       this.deps.lister.list({
         bucket: plan.bucket,
-        prefix: p.prefix,
+        prefix: listingPrefix(p),
         startAfter: startAfterFor(p),
         limit,
         versions: table?.allowOverwrites === true,

@@ -113,7 +113,8 @@ describe('key ranges from common prefixes', () => {
         (k) =>
           ranges.filter(
             (r: Partition) =>
-              (r.from === undefined || compareKeys(k, r.from) >= 0) && (r.to === undefined || compareKeys(k, r.to) < 0),
+              (r.from === undefined || compareKeys(k, r.from) >= 0) &&
+              (r.to === undefined || compareKeys(k, r.to) < 0),
           ).length,
       );
       expect(owners.every((n) => n === 1)).toBe(true);
@@ -136,7 +137,7 @@ describe('parallel backfill through the state machine (Map of partitions, local 
     expect(chain.length).toBeGreaterThan(1);
   });
 
-  it('a partition that keeps failing ends the run with every pending partition\'s resume point; resuming finishes the job once', async () => {
+  it("a partition that keeps failing ends the run with every pending partition's resume point; resuming finishes the job once", async () => {
     let failing = true;
     const { deps, enqueued } = world(KEYS, (files) => {
       if (failing && files.some((f) => f.key.startsWith('orders/07/')))

@@ -79,17 +79,18 @@ describe('backfill input', () => {
     ]);
   });
 
-  it('carries a continuation over: cursor, totals and the run name', () => {
+  it("carries a continuation over: each partition's cursor, totals and the run name", () => {
     const totals = { listed: 5, matched: 4, enqueued: 3, alreadyIngested: 1, wouldEnqueue: 0 };
+    const pending = [{ prefix: 'orders/', to: 'orders/m/', startAfter: 'orders/b' }];
     const { plan: p, resume } = planBackfill(
-      { table: 'orders', resume: { startAfter: 'orders/b', totals, execution: 2, run: 'first' } },
+      { table: 'orders', resume: { pending, partitions: 4, totals, execution: 2, run: 'first' } },
       config,
       'landing',
       { name: 'first-c2', startTime: execution.startTime },
     );
     expect(p.run).toBe('first');
     expect(p.input).toEqual({ table: 'orders' });
-    expect(resume).toMatchObject({ startAfter: 'orders/b', execution: 2 });
+    expect(resume).toMatchObject({ pending, partitions: 4, execution: 2 });
     expect(continuationName('first', 3)).toBe('first-c3');
     expect(continuationName('first-c3', 4)).toBe('first-c4');
     expect(continuationName('x'.repeat(80), 12)).toHaveLength(80);
