@@ -1,0 +1,159 @@
+import { gzipSync } from 'node:zlib';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { synthesizeBackfillDefinition } from '../../local/backfill-definition.ts';
+import { LocalBackfill } from '../../local/backfill-executor.ts';
+import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
+import type { BackfillSummary } from '../../shared/backfill/request.ts';
+import { S3ObjectLister } from '../../shared/backfill/s3-lister.ts';
+import { SqsEnqueuer } from '../../shared/backfill/sqs-enqueuer.ts';
+import { parsePipelineConfig } from '../../shared/config.ts';
+import { parseMessage } from '../../shared/events/parse-message.ts';
+import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
+import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
+
+const clients = testClients();
+const target = testTarget();
+
+/** Every record on the queue, drained: the keys the backfill enqueued, with how often. */
+async function drainKeys(queueUrl: string): Promise<Map<string, number>> {
+  const keys = new Map<string, number>();
+  for (let empty = 0; empty < 2; ) {
+    const { Messages = [] } = await clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    if (Messages.length === 0) {
+      empty += 1;
+      continue;
+    }
+    for (const m of Messages) {
+      for (const object of parseMessage(m.Body ?? '').objects)
+        keys.set(object.key, (keys.get(object.key) ?? 0) + 1);
+    }
+    await clients.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: Messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+      }),
+    );
+  }
+  return keys;
+}
+
+/**
+ * An S3 Inventory report as S3 writes one (https://docs.aws.amazon.com/AmazonS3/latest/userguide/storage-inventory-location.html):
+ * manifest.json naming the columns and the gzip CSV data files, every field quoted, keys URL-encoded with
+ * '+' for a space; with all versions, so older versions and delete markers are in it too.
+ */
+async function writeInventory(destination: string, rows: string[][], files: number): Promise<string> {
+  const base = 'inv/landing/all/2026-11-30T01-00Z';
+  const keys: string[] = [];
+  const per = Math.ceil(rows.length / files);
+  for (let i = 0; i < files; i++) {
+    const key = `inv/landing/all/data/${i}.csv.gz`;
+    const csv = rows.slice(i * per, (i + 1) * per).map((r) => r.map((f) => `"${f}"`).join(','));
+    await clients.s3.send(
+      new PutObjectCommand({ Bucket: destination, Key: key, Body: gzipSync(`${csv.join('\n')}\n`) }),
+    );
+    keys.push(key);
+  }
+  await clients.s3.send(
+    new PutObjectCommand({
+      Bucket: destination,
+      Key: `${base}/manifest.json`,
+      Body: JSON.stringify({
+        sourceBucket: 'landing',
+        destinationBucket: `arn:aws:s3:::${destination}`,
+        version: '2016-11-30',
+        creationTimestamp: '1764464400000',
+        fileFormat: 'CSV',
+        fileSchema: 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag',
+        files: keys.map((key) => ({ key, size: 1, MD5checksum: '0' })),
+      }),
+    }),
+  );
+  return `s3://${destination}/${base}/manifest.json`;
+}
+
+describe.skipIf(target.kind !== 'emulator')(
+  'backfill from an S3 Inventory report (state machine, emulator)',
+  () => {
+    let resources: PipelineResources;
+    let definition: object;
+    beforeAll(async () => {
+      resources = await createPipelineResources(clients, { notifications: false });
+      definition = synthesizeBackfillDefinition();
+    }, 120_000);
+
+    it('enqueues each current object of the table once, skipping older versions, delete markers, other buckets and prefixes', async () => {
+      const bucket = resources.landingBucket;
+      const current = Array.from({ length: 45 }, (_, i) => `orders/2026/${i % 5}/f ${i}+ü.json`);
+      const encode = (k: string) => encodeURIComponent(k).replace(/%20/g, '+').replace(/%2F/g, '/');
+      const row = (b: string, key: string, latest: boolean, marker: boolean) => [
+        b,
+        encode(key),
+        `v-${key.length}`,
+        String(latest),
+        String(marker),
+        '10',
+        '2026-11-29T10:00:00.000Z',
+        'etag',
+      ];
+      const rows = [
+        ...current.map((k) => row(bucket, k, true, false)),
+        row(bucket, 'orders/old.json', false, false),
+        row(bucket, 'orders/deleted.json', true, true),
+        row(bucket, 'clicks/x.json', true, false),
+        row('another-bucket', 'orders/elsewhere.json', true, false),
+      ];
+      const destination = uniqueName('inventory');
+      await clients.s3.send(new CreateBucketCommand({ Bucket: destination }));
+      const manifest = await writeInventory(destination, rows, 3);
+
+      const executor = new LocalBackfill({
+        clients,
+        stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:inventory-test',
+        endpoint: '',
+        region: 'us-east-1',
+        standalone: {
+          definition,
+          deps: {
+            config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
+            landingBucket: bucket,
+            lister: new S3ObjectLister(clients.s3),
+            inventory: new S3InventoryReader(clients.s3),
+            ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: resources.ledgerTable }),
+            enqueuer: new SqsEnqueuer({
+              client: clients.sqs,
+              queueUrl: resources.ingestQueue.url,
+              recordsPerMessage: 10,
+            }),
+            log: { debug() {}, info() {}, warn() {}, error() {} },
+            metrics: new MemoryMetrics(),
+            now: Date.now,
+            limits: { pagesPerStep: 2, pageSize: 5, stepBudgetMs: 60_000, stepsPerExecution: 3 },
+          },
+        },
+      });
+      const name = uniqueName('inv');
+      await executor.start({ table: 'orders', inventory: manifest, concurrency: 3 }, name);
+      const chain = await executor.waitForRun(name);
+      const last = chain.at(-1);
+      expect(last?.status).toBe('SUCCEEDED');
+      expect(last?.output as BackfillSummary).toMatchObject({
+        partitions: 3,
+        listed: current.length,
+        enqueued: current.length,
+        complete: true,
+      });
+      // 17 rows per file, 10 per step, one step per partition per execution: the row cursors carried over.
+      expect(chain.length).toBeGreaterThan(1);
+      const enqueued = await drainKeys(resources.ingestQueue.url);
+      expect([...enqueued.keys()].sort()).toEqual([...current].sort());
+      expect([...enqueued.values()].every((n) => n === 1)).toBe(true);
+    }, 180_000);
+  },
+);
