@@ -176,7 +176,7 @@ describe('IngestionPipeline', () => {
     }
   });
 
-  it('has a backfill state machine: plan, step with retry on throttling, continue-as-new, failure report', () => {
+  it('has a backfill state machine: plan, a Map of partitions whose step retries throttling, merge, continue-as-new, failure report', () => {
     const machines = t.findResources('AWS::StepFunctions::StateMachine');
     expect(Object.keys(machines)).toHaveLength(1);
     const machine = Object.values(machines)[0] as { Properties: Record<string, unknown> };
@@ -185,14 +185,34 @@ describe('IngestionPipeline', () => {
     const definition = JSON.parse(text.replace(/arn:X:/g, 'arn:aws:').replace(/"X"/g, '"x"'));
     expect(definition.StartAt).toBe('Plan');
     expect(Object.keys(definition.States).sort()).toEqual(
-      ['Continued', 'ContinueAsNew', 'DescribeFailure', 'Done', 'Failed', 'Plan', 'Step', 'WhatNext'].sort(),
+      [
+        'Continued',
+        'ContinueAsNew',
+        'DescribeFailure',
+        'Done',
+        'Failed',
+        'Plan',
+        'Partitions',
+        'Merge',
+        'WhatNext',
+      ].sort(),
     );
-    const retry = definition.States.Step.Retry.find((r: { ErrorEquals: string[] }) =>
+    const map = definition.States.Partitions;
+    expect(map).toMatchObject({
+      Type: 'Map',
+      ItemsPath: '$.pending',
+      MaxConcurrencyPath: '$.plan.concurrency',
+    });
+    const step = map.ItemProcessor.States.Step;
+    const retry = step.Retry.find((r: { ErrorEquals: string[] }) =>
       r.ErrorEquals.includes('Inlet.Throttled'),
     );
     expect(retry).toMatchObject({ BackoffRate: 2, JitterStrategy: 'FULL', MaxAttempts: 8 });
-    expect(definition.States.Step.Catch[0]).toMatchObject({
-      ErrorEquals: ['States.ALL'],
+    // A partition that fails ends its own iteration: the others' cursors survive to the failure report.
+    expect(step.Catch[0]).toMatchObject({ ErrorEquals: ['States.ALL'], Next: 'PartitionFailed' });
+    expect(definition.States.WhatNext.Choices).toContainEqual({
+      Variable: '$.next',
+      StringEquals: 'failed',
       Next: 'DescribeFailure',
     });
     expect(definition.States.ContinueAsNew.Parameters['StateMachineArn.$']).toBe('$$.StateMachine.Id');
