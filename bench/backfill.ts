@@ -3,7 +3,6 @@
 import { gzipSync } from 'node:zlib';
 import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
-import { synthesizeBackfillDefinition } from '../local/backfill-definition.ts';
 import { LocalBackfill } from '../local/backfill-executor.ts';
 import { S3InventoryReader } from '../shared/backfill/inventory.ts';
 import type { BackfillSummary } from '../shared/backfill/request.ts';
@@ -13,6 +12,7 @@ import { parsePipelineConfig } from '../shared/config.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
 import type { BackfillDeps } from '../shared/usecases/backfill.ts';
 import { uniqueName } from '../test/support/names.ts';
+import { synthesizeBackfillDefinition } from './backfill-definition.ts';
 import { HISTORY, HISTORY_KEY_TIME, type HistoryFixture } from './incremental.ts';
 import { type Benchmark, log, quick } from './support.ts';
 

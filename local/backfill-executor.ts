@@ -65,7 +65,7 @@ export interface LocalBackfillOptions {
   readonly wrapDeps?: (deps: BackfillDeps) => BackfillDeps;
   /**
    * Run this definition with these dependencies instead of the deployed state machine's and function's
-   * (local/backfill-definition.ts synthesizes it): the bench, on resources no stack made.
+   * (bench/backfill-definition.ts synthesizes it): the bench, on resources no stack made.
    */
   readonly standalone?: { readonly definition: object; readonly deps: BackfillDeps };
 }

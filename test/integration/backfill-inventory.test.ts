@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { synthesizeBackfillDefinition } from '../../local/backfill-definition.ts';
+import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
 import { LocalBackfill } from '../../local/backfill-executor.ts';
 import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';

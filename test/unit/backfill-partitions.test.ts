@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { synthesizeBackfillDefinition } from '../../local/backfill-definition.ts';
+import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
 import { LocalBackfill } from '../../local/backfill-executor.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { compareKeys, discoverRanges, inRange, type Partition } from '../../shared/backfill/partitions.ts';
