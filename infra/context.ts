@@ -21,6 +21,10 @@ const contextSchema = z.object({
   backfillRecordsPerMessage: z.coerce.number().int().optional(),
   backfillPagesPerStep: z.coerce.number().int().optional(),
   backfillStepsPerExecution: z.coerce.number().int().optional(),
+  /** Buckets S3 Inventory reports are delivered to; with `-c`, comma-separated names. */
+  backfillInventoryBuckets: z
+    .union([z.array(z.string()), z.string().transform((v) => v.split(',').map((b) => b.trim()))])
+    .optional(),
   /** Reconcile schedule in minutes; unset = off. */
   reconcileEveryMinutes: z.coerce.number().int().optional(),
   reconcileLookbackMinutes: z.coerce.number().int().optional(),
@@ -39,6 +43,8 @@ export function readContext(get: (key: string) => unknown): { stackName: string;
   for (const key of Object.keys(contextSchema.shape)) {
     let value = get(`inlet:${key}`);
     if (key === 'tables' && typeof value === 'string') value = JSON.parse(value);
+    if (key === 'backfillInventoryBuckets' && typeof value === 'string' && value.startsWith('['))
+      value = JSON.parse(value);
     if (value !== undefined) raw[key] = value;
   }
   const parsed = contextSchema.safeParse(raw);
@@ -71,6 +77,7 @@ export function readContext(get: (key: string) => unknown): { stackName: string;
           recordsPerMessage: c.backfillRecordsPerMessage,
           pagesPerStep: c.backfillPagesPerStep,
           stepsPerExecution: c.backfillStepsPerExecution,
+          inventoryBuckets: c.backfillInventoryBuckets,
         },
         reconcile:
           c.reconcileEveryMinutes === undefined

@@ -50,6 +50,8 @@ export interface PipelineFunctionsProps {
     readonly recordsPerMessage: number;
     readonly pagesPerStep: number;
     readonly stepsPerExecution: number;
+    /** Buckets S3 Inventory reports are delivered to: the function reads their objects. */
+    readonly inventoryBuckets: readonly string[];
   };
 }
 
@@ -170,6 +172,13 @@ export class PipelineFunctions extends Construct {
     allow(this.backfill, ['s3:ListBucket', 's3:ListBucketVersions'], buckets);
     allow(this.backfill, ['dynamodb:BatchGetItem'], [ledgerArn]);
     state.ingestQueue.grantSendMessages(this.backfill);
+    // Inventory backfills read manifest.json and its CSV.gz data files, which S3 writes under
+    // <destination prefix>/<source bucket>/<configuration id>/ of the destination bucket: objects only,
+    // no listing (the manifest names every data file).
+    const inventoryObjects = [...new Set(props.backfill.inventoryBuckets)].map(
+      (bucket) => `${bucketArn(this, bucket)}/*`,
+    );
+    if (inventoryObjects.length > 0) allow(this.backfill, ['s3:GetObject'], inventoryObjects);
 
     for (const [name, fn] of Object.entries({
       Batcher: this.batcher,
@@ -187,16 +196,21 @@ export class PipelineFunctions extends Construct {
     const staging = `<${manifests}.Arn>/_staging/*`;
     const manifestObjects = `<${manifests}.Arn>/*/_manifests/*`;
     const index = `<${ref(state.ledger)}.Arn>/index/*`;
+    // The key of a report is dated per delivery: the objects of the inventory bucket are its narrowest scope.
+    const inventories = [...new Set(props.backfill.inventoryBuckets)].map(
+      (bucket) => `arn:<AWS::Partition>:s3:::${bucket}/*`,
+    );
     for (const [fn, resources] of [
       [this.batcher, [staging]],
       [this.committer, [staging, manifestObjects]],
       [this.sweeper, [index]],
+      [this.backfill, inventories],
     ] as const) {
       for (const resource of resources) {
         Validations.of(fn).acknowledge({
           id: `AwsSolutions-IAM5[Resource::${resource}]`,
           reason:
-            "Objects under one prefix (staged lists, manifests) or the ledger's one index: the narrowest scope the service offers.",
+            "Objects under one prefix (staged lists, manifests, inventory reports) or the ledger's one index: the narrowest scope the service offers.",
         });
       }
     }

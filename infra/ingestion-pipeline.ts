@@ -104,6 +104,7 @@ export class IngestionPipeline extends Construct {
         recordsPerMessage: props.backfill?.recordsPerMessage ?? DEFAULTS.backfill.recordsPerMessage,
         pagesPerStep: props.backfill?.pagesPerStep ?? DEFAULTS.backfill.pagesPerStep,
         stepsPerExecution: props.backfill?.stepsPerExecution ?? DEFAULTS.backfill.stepsPerExecution,
+        inventoryBuckets: props.backfill?.inventoryBuckets ?? [],
       },
     });
     this.backfill = new BackfillWorkflow(this, 'Backfill', {

@@ -3,8 +3,9 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { KeyTimeInput } from '../shared/backfill/key-time.ts';
 import type { BronzeConfigInput } from '../shared/bronze/config.ts';
-import { type TableConfig, tableConfigSchema } from '../shared/config.ts';
+import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/config.ts';
 import { DEFAULTS } from '../shared/defaults.ts';
 
 export type EventMode = 's3-notifications' | 'eventbridge';
@@ -31,6 +32,12 @@ export interface InletTableProps {
    * for this table only. @default no Delta table
    */
   readonly bronze?: BronzeConfigInput;
+  /**
+   * The keys carry their write time, e.g. `{ pattern: 'orders/dt=YYYY-MM-DD/' }` (tokens YYYY, MM, DD, HH,
+   * UTC, coarsest first; the pattern starts with `prefix`): reconcile lists only the prefixes its window can
+   * touch instead of the whole table prefix (docs/operations.md). @default reconcile lists the whole prefix
+   */
+  readonly keyTime?: KeyTimeInput;
 }
 
 export interface IngestionPipelineProps {
@@ -109,6 +116,14 @@ export interface BackfillProps {
   readonly pagesPerStep?: number;
   /** Steps before an execution continues as a new one (history stays under 25,000 events). @default 1000 */
   readonly stepsPerExecution?: number;
+  /**
+   * Buckets S3 Inventory reports are delivered to (the inventory configuration's destination): the backfill
+   * function may read their objects (`s3:GetObject`: manifest.json and the CSV.gz data files), and only these
+   * buckets', so `inventory` inputs must name a manifest in one of them. Reports encrypted with SSE-KMS also
+   * need `kms:Decrypt` on the key, which is not granted here. @default none (inventory backfills are refused
+   * by S3 with AccessDenied)
+   */
+  readonly inventoryBuckets?: readonly string[];
 }
 
 export interface ReconcileProps {
@@ -122,6 +137,9 @@ export interface ReconcileProps {
   readonly tables?: readonly string[];
 }
 
+/** S3's general purpose bucket naming rules, in short: a name, never an ARN, URL or key. */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
 /** Every problem with the props, at once (empty when they are fine). */
 export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   const problems: string[] = [];
@@ -129,10 +147,10 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   const names = new Set<string>();
   props.tables.forEach((table, i) => {
     const parsed = tableConfigSchema.safeParse(table);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues)
-        problems.push(`tables[${i}].${issue.path.join('.')}: ${issue.message}`);
-    }
+    const issues = parsed.success
+      ? tableProblems(parsed.data)
+      : parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    for (const issue of issues) problems.push(`tables[${i}].${issue}`);
     if (names.has(table.name)) problems.push(`tables[${i}].name: duplicate table name '${table.name}'`);
     names.add(table.name);
   });
@@ -157,6 +175,12 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   const steps = props.backfill?.stepsPerExecution ?? DEFAULTS.backfill.stepsPerExecution;
   if (!Number.isInteger(steps) || steps < 1 || steps > 2000)
     problems.push('backfill.stepsPerExecution: must be 1-2000 (25,000 history events per execution)');
+  for (const bucket of props.backfill?.inventoryBuckets ?? []) {
+    if (!Token.isUnresolved(bucket) && !BUCKET_NAME.test(bucket))
+      problems.push(
+        `backfill.inventoryBuckets: '${bucket}' is not a bucket name (3-63 of a-z, 0-9, . and -; no s3:// or key)`,
+      );
+  }
   if (props.reconcile) {
     for (const name of props.reconcile.tables ?? []) {
       if (!props.tables.some((t) => t.name === name))

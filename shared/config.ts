@@ -49,6 +49,17 @@ export type TableConfig = z.infer<typeof tableConfigSchema>;
 export type PipelineConfig = z.infer<typeof pipelineConfigSchema>;
 export type PipelineConfigInput = z.input<typeof pipelineConfigSchema>;
 
+/**
+ * What a table's schema cannot say about itself, as `field: message`: shared by the Lambda configuration and
+ * the construct's props, so both refuse the same tables.
+ */
+export function tableProblems(table: TableConfig): string[] {
+  // Reconcile lists the pattern's prefixes as keys of this table: one outside its prefix lists nothing of it.
+  if (table.keyTime && !table.keyTime.pattern.startsWith(table.prefix))
+    return [`keyTime.pattern: must start with the table's prefix '${table.prefix}'`];
+  return [];
+}
+
 /** Validates a configuration, reporting every problem at once. */
 export function parsePipelineConfig(input: unknown): PipelineConfig {
   const result = pipelineConfigSchema.safeParse(input);
@@ -60,8 +71,7 @@ export function parsePipelineConfig(input: unknown): PipelineConfig {
     for (const table of result.data.tables) {
       if (seen.has(table.name)) problems.push(`tables: duplicate table name '${table.name}'`);
       seen.add(table.name);
-      if (table.keyTime && !table.keyTime.pattern.startsWith(table.prefix))
-        problems.push(`tables: ${table.name}.keyTime.pattern must start with its prefix '${table.prefix}'`);
+      for (const problem of tableProblems(table)) problems.push(`tables: ${table.name}.${problem}`);
     }
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);

@@ -39,6 +39,7 @@ export const keyTimeSchema = z
       problem('each token at most once');
   });
 export type KeyTime = z.infer<typeof keyTimeSchema>;
+export type KeyTimeInput = z.input<typeof keyTimeSchema>;
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 

@@ -84,6 +84,7 @@ const VARIANTS: Record<string, Partial<InletStackProps>> = {
     pipeline: { reconcile: { every: Duration.hours(1) }, removalPolicy: RemovalPolicy.DESTROY },
   },
   'created bucket, destroy': { pipeline: { removalPolicy: RemovalPolicy.DESTROY } },
+  'inventory buckets': { pipeline: { backfill: { inventoryBuckets: ['inv-reports', 'inv-archive'] } } },
 };
 
 describe('IAM', () => {
@@ -99,6 +100,32 @@ describe('IAM', () => {
       expect(unexplained).toEqual([]);
     });
   }
+
+  const ofFunction = (grants: ReturnType<typeof allows>, fn: string) =>
+    grants
+      .filter((g) => g.id.startsWith(`InletFunctions${fn}ServiceRoleDefaultPolicy`))
+      .map((g) => `${g.action} ${g.resource}`)
+      .sort();
+
+  it('lets the backfill read the objects of the inventory buckets it is given, and of no other bucket', () => {
+    const read = (props: Partial<InletStackProps>) =>
+      ofFunction(allows(synth(props)), 'Backfill').filter((g) => g.startsWith('s3:GetObject'));
+    expect(read({})).toEqual([]);
+    expect(
+      read({ pipeline: { backfill: { inventoryBuckets: ['inv-reports', 'inv-archive', 'inv-reports'] } } }),
+    ).toEqual([
+      's3:GetObject arn:<AWS::Partition>:s3:::inv-archive/*',
+      's3:GetObject arn:<AWS::Partition>:s3:::inv-reports/*',
+    ]);
+    // Reading reports is all: no listing, no writes, nothing on the landing bucket beyond what it had.
+    const withInventory = ofFunction(
+      allows(synth({ pipeline: { backfill: { inventoryBuckets: ['inv-reports'] } } })),
+      'Backfill',
+    );
+    expect(withInventory.filter((g) => !g.startsWith('s3:GetObject'))).toEqual(
+      ofFunction(allows(synth()), 'Backfill'),
+    );
+  });
 
   it('grants each function exactly what its protocol steps use', () => {
     const grants = allows(synth());
