@@ -9,6 +9,7 @@ import {
   PutBucketNotificationConfigurationCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
+  paginateListObjectsV2,
 } from '@aws-sdk/client-s3';
 import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
@@ -101,6 +102,22 @@ describe.skipIf(target.kind !== 'emulator')(
 
     const putWithoutEvents = (keys: readonly string[]) => withoutEvents(() => put(keys));
 
+    /** LastModified (epoch ms) of every object under `prefix`, as a listing reports it. */
+    async function lastModified(prefix: string): Promise<number[]> {
+      const times: number[] = [];
+      for await (const page of paginateListObjectsV2(
+        { client: clients.s3 },
+        { Bucket: bucket, Prefix: prefix },
+      ))
+        for (const object of page.Contents ?? []) times.push(object.LastModified?.getTime() ?? 0);
+      return times;
+    }
+
+    /** Polls a condition (a clock, here) instead of sleeping a fixed time. */
+    async function until(condition: () => boolean): Promise<void> {
+      while (!condition()) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+
     /** Every key in the table's manifests, with how many manifests name it; versions must be 1..N. */
     async function manifestKeys(table: string): Promise<Map<string, number>> {
       const versions = await runner.store.listManifestVersions(table);
@@ -179,9 +196,9 @@ describe.skipIf(target.kind !== 'emulator')(
       }
     }
 
-    it('backfills 2,000 existing objects in pages of 100 while live events arrive for some of them: each file in exactly one manifest', async () => {
+    it('backfills 480 existing objects in pages of 10 while live events arrive for some of them: each file in exactly one manifest', async () => {
       const history = Array.from(
-        { length: 2_000 },
+        { length: 480 },
         (_, i) => `orders/2025/${String(i % 12).padStart(2, '0')}/part-${String(i).padStart(5, '0')}.json`,
       );
       const fresh = Array.from({ length: 20 }, (_, i) => `orders/2026/new-${i}.json`);
@@ -189,13 +206,15 @@ describe.skipIf(target.kind !== 'emulator')(
       await putWithoutEvents(history);
       const t1 = Date.now();
 
-      // 100 keys a listing page (INLET_BACKFILL_PAGE_SIZE), 2 pages a step, 3 steps an execution: 2,000
-      // objects take 4 executions, so the run continues as new, as 20,000 objects would with 1,000-key pages.
+      // 10 keys a listing page (INLET_BACKFILL_PAGE_SIZE), 2 pages a step, 3 steps an execution shared by
+      // the 12 folder partitions (one step each): 40 keys a folder take 3 steps (the third sees the next
+      // folder's first key), so the run continues as new, as a bucket 100 times larger would with 1,000-key
+      // pages. The size of a page, not the number of objects, is what the run's shape depends on.
       const { chain, last, live } = await withBackfillEnvironment(
-        { INLET_BACKFILL_PAGE_SIZE: '100' },
+        { INLET_BACKFILL_PAGE_SIZE: '10' },
         async () => {
           const live = (async () => {
-            // While the backfill lists: 80 of the same objects rewritten (live events for files the backfill
+            // While the backfill lists: 19 of the same objects rewritten (live events for files the backfill
             // also enqueues) and 20 new ones.
             await put(history.filter((_, i) => i % 25 === 3));
             await put(fresh);
@@ -208,17 +227,17 @@ describe.skipIf(target.kind !== 'emulator')(
       await runner.untilQuiet(undefined, 8 * 60_000);
       // Where the time goes on the emulator (moto: ~175 PutObject/s, ~170 conditional PutItem/s).
       console.info(
-        `2k backfill: history upload ${t1 - t0} ms, backfill + live ${t2 - t1} ms, ingestion drained ${Date.now() - t2} ms`,
+        `480-object backfill: history upload ${t1 - t0} ms, backfill + live ${t2 - t1} ms, ingestion drained ${Date.now() - t2} ms`,
       );
 
       expect(last.status).toBe('SUCCEEDED');
-      // 20 listing pages, 2 per step, 3 steps per execution: the run continued as new executions.
-      expect(chain.length).toBeGreaterThanOrEqual(4);
+      // Every partition took more steps than an execution gives it: the run continued as new executions.
+      expect(chain.length).toBeGreaterThanOrEqual(3);
       expect(chain.slice(0, -1).every((r) => r.status === 'SUCCEEDED' && r.continuedAs)).toBe(true);
       const summary = output(last);
       expect(summary.complete).toBe(true);
       expect(summary.executions).toBe(chain.length);
-      expect(summary.listed).toBeGreaterThanOrEqual(2_000);
+      expect(summary.listed).toBeGreaterThanOrEqual(history.length);
       expect(summary.matched).toBe(summary.listed);
       expect(summary.enqueued + summary.alreadyIngested).toBe(summary.matched);
 
@@ -230,8 +249,9 @@ describe.skipIf(target.kind !== 'emulator')(
       expect(await runner.store.listManifestVersions('orders_v2')).toEqual([]);
 
       // A second backfill of the same range finds everything in the ledger and enqueues nothing.
+      const folder = history.filter((k) => k.startsWith('orders/2025/00/')).length;
       const again = output((await run({ table: 'orders', prefix: 'orders/2025/00/' })).last);
-      expect(again).toMatchObject({ listed: 167, matched: 167, enqueued: 0, alreadyIngested: 167 });
+      expect(again).toMatchObject({ listed: folder, matched: folder, enqueued: 0, alreadyIngested: folder });
     }, 600_000);
 
     it("path identity (allowOverwrites off): a key written twice is one file, with the first claimed event's metadata", async () => {
@@ -288,10 +308,18 @@ describe.skipIf(target.kind !== 'emulator')(
         (_, i) => `clicks/range/${i % 2 ? 'eu' : 'us'}/new-${i}.json`,
       );
       await putWithoutEvents(old);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      const between = new Date(Date.now() - 250).toISOString();
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // The boundary is taken from what S3 lists, as the backfill compares: every old object before it,
+      // every recent one at or after it. LastModified may have whole seconds only, so the recent ones are
+      // written once the clock has passed the old ones' second.
+      const newestOld = Math.max(...(await lastModified('clicks/range/old-')));
+      await until(() => Date.now() >= Math.floor(newestOld / 1000) * 1000 + 1000);
       await putWithoutEvents(recent);
+      const oldestRecent = Math.min(
+        ...(await lastModified('clicks/range/us/')),
+        ...(await lastModified('clicks/range/eu/')),
+      );
+      expect(oldestRecent).toBeGreaterThan(newestOld);
+      const between = new Date(oldestRecent).toISOString();
 
       const inRange = await run({ table: 'clicks', prefix: 'clicks/range/', modifiedAfter: between });
       expect(output(inRange.last)).toMatchObject({ listed: 20, matched: 10, enqueued: 10 });
@@ -309,38 +337,43 @@ describe.skipIf(target.kind !== 'emulator')(
     });
 
     it('retries a throttled step with backoff and finishes with exact counts', async () => {
+      // Pages of 50 (INLET_BACKFILL_PAGE_SIZE): 120 keys are three pages, two steps, as 1,200 are with 500.
       const keys = Array.from(
-        { length: 1_200 },
+        { length: 120 },
         (_, i) => `clicks/throttle/${String(i).padStart(4, '0')}.json`,
       );
       await putWithoutEvents(keys);
       let lists = 0;
-      const throttled = backfill((deps) => ({
-        ...deps,
-        lister: {
-          commonPrefixes: (request) => deps.lister.commonPrefixes(request),
-          list: async (request) => {
-            lists += 1;
-            // S3 says SlowDown twice (after the SDK's own retries) on the first listing: the state machine's
-            // Retry takes over, with backoff, and the step runs again from its cursor.
-            if (lists === 1 || lists === 2) {
-              const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
-                name: 'SlowDown',
-                $metadata: { httpStatusCode: 503 },
-              });
-              throw new DefiniteFailureError('list failed: SlowDown', slowDown);
-            }
-            return deps.lister.list(request);
+      const throttled = () =>
+        backfill((deps) => ({
+          ...deps,
+          lister: {
+            commonPrefixes: (request) => deps.lister.commonPrefixes(request),
+            list: async (request) => {
+              lists += 1;
+              // S3 says SlowDown twice (after the SDK's own retries) on the first listing: the state machine's
+              // Retry takes over, with backoff, and the step runs again from its cursor.
+              if (lists === 1 || lists === 2) {
+                const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
+                  name: 'SlowDown',
+                  $metadata: { httpStatusCode: 503 },
+                });
+                throw new DefiniteFailureError('list failed: SlowDown', slowDown);
+              }
+              return deps.lister.list(request);
+            },
           },
-        },
-      }));
-      const { chain, last } = await run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled);
+        }));
+      const { chain, last } = await withBackfillEnvironment({ INLET_BACKFILL_PAGE_SIZE: '50' }, () =>
+        run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled()),
+      );
       expect(last.status).toBe('SUCCEEDED');
       expect(chain.reduce((n, r) => n + r.retries, 0)).toBe(2);
+      expect(lists).toBeGreaterThanOrEqual(2 + 3);
       expect(output(last)).toMatchObject({
-        listed: 1_200,
-        matched: 1_200,
-        enqueued: 1_200,
+        listed: keys.length,
+        matched: keys.length,
+        enqueued: keys.length,
         alreadyIngested: 0,
       });
       await runner.untilQuiet();
@@ -348,34 +381,44 @@ describe.skipIf(target.kind !== 'emulator')(
     }, 300_000);
 
     it('reports a step that keeps failing with its resume point, and a resumed run finishes the job', async () => {
-      const keys = Array.from({ length: 2_100 }, (_, i) => `clicks/fail/${String(i).padStart(4, '0')}.json`);
+      // Pages of 20 (INLET_BACKFILL_PAGE_SIZE), 2 a step: the first step enqueues 40, the second fails on the
+      // third page (its first send), leaving 10, as 2,100 keys in pages of 1,000 would.
+      const keys = Array.from({ length: 50 }, (_, i) => `clicks/fail/${String(i).padStart(4, '0')}.json`);
       await putWithoutEvents(keys);
       let sends = 0;
-      const denied = backfill((deps) => ({
-        ...deps,
-        enqueuer: {
-          enqueue: async (files, origin) => {
-            sends += 1;
-            if (sends >= 3) throw new DefiniteFailureError('enqueue failed: AccessDenied');
-            return deps.enqueuer.enqueue(files, origin);
+      const denied = () =>
+        backfill((deps) => ({
+          ...deps,
+          enqueuer: {
+            enqueue: async (files, origin) => {
+              sends += 1;
+              if (sends >= 3) throw new DefiniteFailureError('enqueue failed: AccessDenied');
+              return deps.enqueuer.enqueue(files, origin);
+            },
           },
+        }));
+      const { failed, resumed } = await withBackfillEnvironment(
+        { INLET_BACKFILL_PAGE_SIZE: '20' },
+        async () => {
+          const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied());
+          const cause = JSON.parse(failed.last.cause ?? '{}');
+          const resumed = await run({
+            table: 'clicks',
+            prefix: 'clicks/fail/',
+            startAfter: cause.summary?.lastKey,
+          });
+          return { failed, resumed };
         },
-      }));
-      const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied);
+      );
       expect(failed.last.status).toBe('FAILED');
       // Not a throttle: reported at once, with the totals and the last key whose page was fully enqueued.
       expect(failed.last.error).toBe('DefiniteFailureError');
       const cause = JSON.parse(failed.last.cause ?? '{}');
       expect(cause.failure.Cause).toMatch(/AccessDenied/);
-      expect(cause.summary).toMatchObject({ listed: 2_000, enqueued: 2_000, complete: false });
-      expect(cause.summary.lastKey).toBe(keys[1_999]);
-
-      const resumed = await run({
-        table: 'clicks',
-        prefix: 'clicks/fail/',
-        startAfter: cause.summary.lastKey,
-      });
-      expect(output(resumed.last)).toMatchObject({ listed: 100, enqueued: 100, complete: true });
+      expect(cause.summary).toMatchObject({ listed: 40, enqueued: 40, complete: false });
+      expect(cause.summary.lastKey).toBe(keys[39]);
+      // Resumed from the printed key: only what was left.
+      expect(output(resumed.last)).toMatchObject({ listed: 10, enqueued: 10, complete: true });
       await runner.untilQuiet();
       expectExactlyOnce(await manifestKeys('clicks'), keys);
     }, 300_000);
