@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -552,17 +552,29 @@ describe.skipIf(target.kind !== 'emulator')(
           backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
         }),
       );
+      const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
+      const options = {
+        cwd: projectRoot,
+        env: { ...process.env, INLET_STATE_DIR: dir, NODE_NO_WARNINGS: '1' },
+        encoding: 'utf8' as const,
+        timeout: 120_000,
+      };
       const inlet = (...args: string[]) =>
-        spawnSync(
-          join(projectRoot, 'node_modules', '.bin', 'tsx'),
-          [join(projectRoot, 'cli', 'inlet.ts'), ...args],
-          {
-            cwd: projectRoot,
-            env: { ...process.env, INLET_STATE_DIR: dir, NODE_NO_WARNINGS: '1' },
-            encoding: 'utf8',
-            timeout: 120_000,
-          },
-        );
+        spawnSync(tsx, [join(projectRoot, 'cli', 'inlet.ts'), ...args], options);
+      /** The same, in the background: the CLI's start-up dominates, so independent calls overlap. */
+      const inletAsync = (...args: string[]) =>
+        new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+          execFile(tsx, [join(projectRoot, 'cli', 'inlet.ts'), ...args], options, (error, stdout, stderr) =>
+            resolve({
+              status: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+              stdout,
+              stderr,
+            }),
+          );
+        });
+      // Errors that need no backfill: asked while the rest runs.
+      const unknownRun = inletAsync('backfill', 'status', 'nope');
+      const badTableRun = inletAsync('backfill', 'start', '--table', 'nope');
       try {
         const keys = Array.from({ length: 12 }, (_, i) => `clicks/cli/${i}.json`);
         await putWithoutEvents(keys);
@@ -584,18 +596,17 @@ describe.skipIf(target.kind !== 'emulator')(
           status: 'SUCCEEDED',
           summary: { listed: 12, enqueued: 12, complete: true },
         });
-        const text = inlet('backfill', 'status', 'cli-real');
+        const [text] = await Promise.all([inletAsync('backfill', 'status', 'cli-real'), runner.untilQuiet()]);
         expect(text.stdout).toMatch(
           /cli-real: SUCCEEDED\n {2}listed 12, matched 12, enqueued 12, already ingested 0/,
         );
-        await runner.untilQuiet();
         expectExactlyOnce(await manifestKeys('clicks'), keys);
 
-        const unknown = inlet('backfill', 'status', 'nope');
+        const unknown = await unknownRun;
         expect(unknown.status).toBe(1);
         // The last line: the CLI may warn first (e.g. about the Node version).
         expect(unknown.stderr.trim().split('\n').at(-1)).toBe("inlet: no local backfill execution 'nope'");
-        const badTable = inlet('backfill', 'start', '--table', 'nope');
+        const badTable = await badTableRun;
         expect(badTable.stderr.trim().split('\n').at(-1)).toBe(
           "inlet: unknown table 'nope'; tables: orders, orders_v2, clicks, versioned",
         );
