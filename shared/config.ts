@@ -1,48 +1,50 @@
-import { z } from 'zod';
 import { keyTimeSchema } from './backfill/key-time.ts';
 import { bronzeConfigSchema } from './bronze/config.ts';
 import { DEFAULTS } from './defaults.ts';
 import { ConfigError } from './errors.ts';
+import { issueLines, z } from './schema.ts';
 
 export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
 
 export const tableName = z
   .string()
-  .regex(
-    /^[a-z0-9][a-z0-9_-]{0,62}$/,
-    'table names are 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit',
+  .check(
+    z.regex(
+      /^[a-z0-9][a-z0-9_-]{0,62}$/,
+      'table names are 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit',
+    ),
   );
 
 export const tableConfigSchema = z.object({
   /** Manifest prefix and ledger namespace. */
   name: tableName,
   /** Key prefix in the landing bucket. */
-  prefix: z.string().default(''),
-  suffix: z.string().optional(),
+  prefix: z._default(z.string(), ''),
+  suffix: z.optional(z.string()),
   /** picomatch glob over the whole key, e.g. `orders/**\/*.json`. */
-  glob: z.string().optional(),
+  glob: z.optional(z.string()),
   /** Only this bucket's objects (default: any bucket that sends events). */
-  bucket: z.string().optional(),
+  bucket: z.optional(z.string()),
   /** A rewritten object (new versionId / eTag) is a new file. Auto Loader's `allowOverwrites`. */
-  allowOverwrites: z.boolean().default(false),
+  allowOverwrites: z._default(z.boolean(), false),
   /**
    * Whether live S3 events feed the table. `false` makes a table that only backfills fill: the target of a
    * reprocess (docs/operations.md), which must not also take new files from the live stream.
    */
-  live: z.boolean().default(true),
+  live: z._default(z.boolean(), true),
   /** Also write each committed version to a Delta Lake table (docs/bronze.md). Off when absent. */
-  bronze: bronzeConfigSchema.optional(),
+  bronze: z.optional(bronzeConfigSchema),
   /** Keys carry their write time, e.g. `orders/dt=YYYY-MM-DD/`: reconcile lists only its window's prefixes. */
-  keyTime: keyTimeSchema.optional(),
+  keyTime: z.optional(keyTimeSchema),
 });
 
 export const pipelineConfigSchema = z.object({
-  tables: z.array(tableConfigSchema).min(1, 'at least one table is required'),
-  ignoreGlobs: z.array(z.string()).default([...DEFAULT_IGNORE_GLOBS]),
+  tables: z.array(tableConfigSchema).check(z.minLength(1, 'at least one table is required')),
+  ignoreGlobs: z._default(z.array(z.string()), [...DEFAULT_IGNORE_GLOBS]),
   /** How long a claim blocks other batchers; must exceed the batcher's timeout. */
-  leaseSeconds: z.number().int().positive().default(DEFAULTS.leaseSeconds),
+  leaseSeconds: z._default(z.int().check(z.positive()), DEFAULTS.leaseSeconds),
   /** Parallel claim writes per invocation. */
-  claimConcurrency: z.number().int().min(1).max(512).default(DEFAULTS.claimConcurrency),
+  claimConcurrency: z._default(z.int().check(z.gte(1), z.lte(512)), DEFAULTS.claimConcurrency),
 });
 
 export type TableConfig = z.infer<typeof tableConfigSchema>;
@@ -63,9 +65,7 @@ export function tableProblems(table: TableConfig): string[] {
 /** Validates a configuration, reporting every problem at once. */
 export function parsePipelineConfig(input: unknown): PipelineConfig {
   const result = pipelineConfigSchema.safeParse(input);
-  const problems: string[] = result.success
-    ? []
-    : result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  const problems: string[] = result.success ? [] : issueLines(result.error);
   if (result.success) {
     const seen = new Set<string>();
     for (const table of result.data.tables) {

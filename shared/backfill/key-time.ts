@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../schema.ts';
 
 /** Tokens a key time pattern may use, coarsest first; UTC. */
 const TOKENS = ['YYYY', 'MM', 'DD', 'HH'] as const;
@@ -19,25 +19,27 @@ function tokensOf(pattern: string): Token[] {
 export const keyTimeSchema = z
   .strictObject({
     /** The key prefix with UTC time tokens, e.g. `orders/dt=YYYY-MM-DD/` or `logs/YYYY/MM/DD/HH/`. */
-    pattern: z.string().min(1),
+    pattern: z.string().check(z.minLength(1)),
     /**
      * How far a key's time may lie from its LastModified (late or early writers): the window is widened by
      * this much on both sides before picking prefixes. @default 3600
      */
-    skewSeconds: z.number().int().nonnegative().default(3_600),
+    skewSeconds: z._default(z.int().check(z.nonnegative()), 3_600),
   })
-  .superRefine((value, ctx) => {
-    const used = tokensOf(value.pattern);
-    const problem = (message: string) => ctx.addIssue({ code: 'custom', path: ['pattern'], message });
-    // Every coarser token is needed to name one prefix per unit (DD without MM would repeat each month).
-    if (used.length === 0 || used.some((t, i) => t !== TOKENS[i]))
-      problem('needs YYYY, then optionally MM, DD, HH, each coarser one present');
-    const positions = used.map((t) => value.pattern.indexOf(t));
-    if (positions.some((p, i) => i > 0 && p < (positions[i - 1] ?? 0)))
-      problem('tokens must appear coarsest first (YYYY before MM before DD before HH)');
-    if (used.some((t) => value.pattern.indexOf(t) !== value.pattern.lastIndexOf(t)))
-      problem('each token at most once');
-  });
+  .check(
+    z.superRefine((value, ctx) => {
+      const used = tokensOf(value.pattern);
+      const problem = (message: string) => ctx.addIssue({ code: 'custom', path: ['pattern'], message });
+      // Every coarser token is needed to name one prefix per unit (DD without MM would repeat each month).
+      if (used.length === 0 || used.some((t, i) => t !== TOKENS[i]))
+        problem('needs YYYY, then optionally MM, DD, HH, each coarser one present');
+      const positions = used.map((t) => value.pattern.indexOf(t));
+      if (positions.some((p, i) => i > 0 && p < (positions[i - 1] ?? 0)))
+        problem('tokens must appear coarsest first (YYYY before MM before DD before HH)');
+      if (used.some((t) => value.pattern.indexOf(t) !== value.pattern.lastIndexOf(t)))
+        problem('each token at most once');
+    }),
+  );
 export type KeyTime = z.infer<typeof keyTimeSchema>;
 export type KeyTimeInput = z.input<typeof keyTimeSchema>;
 

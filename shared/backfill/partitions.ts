@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../schema.ts';
 import type { ObjectLister } from './s3-lister.ts';
 
 /**
@@ -10,15 +10,15 @@ export const partitionSchema = z.strictObject({
   /** Listing prefix (S3 Prefix): the table's, or a narrower one the reconcile window picked. */
   prefix: z.string(),
   /** First key of the range (inclusive); none: from the start of the prefix. */
-  from: z.string().optional(),
+  from: z.optional(z.string()),
   /** End of the range (exclusive); none: to the end of the prefix. */
-  to: z.string().optional(),
+  to: z.optional(z.string()),
   /** Last key done: the next listing starts after it. */
-  startAfter: z.string().optional(),
+  startAfter: z.optional(z.string()),
   /** An S3 Inventory data file (its key in the inventory's bucket), read instead of listing. */
-  inventoryFile: z.string().optional(),
+  inventoryFile: z.optional(z.string()),
   /** Inventory rows of that file already done. */
-  row: z.number().int().nonnegative().optional(),
+  row: z.optional(z.int().check(z.nonnegative())),
 });
 export type Partition = z.infer<typeof partitionSchema>;
 

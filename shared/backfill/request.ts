@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
-import { z } from 'zod';
 import type { PipelineConfig, TableConfig } from '../config.ts';
 import { InletError } from '../errors.ts';
+import { issueLines, z } from '../schema.ts';
 import { prefixesInWindow } from './key-time.ts';
 import { type Partition, partitionSchema } from './partitions.ts';
 
@@ -13,22 +13,26 @@ export class InvalidBackfillInput extends InletError {
   }
 }
 
-const isoDate = z
-  .string()
-  .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 date or date-time, e.g. 2026-01-31')
-  .transform((v) => new Date(v).toISOString());
+const isoDate = z.pipe(
+  z
+    .string()
+    .check(
+      z.refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO-8601 date or date-time, e.g. 2026-01-31'),
+    ),
+  z.transform((v: string) => new Date(v).toISOString()),
+);
 
 export const totalsSchema = z.object({
   /** Objects S3 listed (before any filter). */
-  listed: z.number().int().nonnegative(),
+  listed: z.int().check(z.nonnegative()),
   /** Listed objects that pass the time range, the glob and the table's own routing. */
-  matched: z.number().int().nonnegative(),
+  matched: z.int().check(z.nonnegative()),
   /** Matched files sent to the ingest queue (0 in a dry run). */
-  enqueued: z.number().int().nonnegative(),
+  enqueued: z.int().check(z.nonnegative()),
   /** Matched files the ledger already has a claim for: skipped. */
-  alreadyIngested: z.number().int().nonnegative(),
+  alreadyIngested: z.int().check(z.nonnegative()),
   /** Dry run: what would have been enqueued. */
-  wouldEnqueue: z.number().int().nonnegative(),
+  wouldEnqueue: z.int().check(z.nonnegative()),
 });
 export type BackfillTotals = z.infer<typeof totalsSchema>;
 export const ZERO_TOTALS: BackfillTotals = {
@@ -44,58 +48,57 @@ const resumeSchema = z.object({
   /** The partitions not finished yet, each with its cursor. */
   pending: z.array(partitionSchema),
   /** How many partitions the run started with. */
-  partitions: z.number().int().positive(),
+  partitions: z.int().check(z.positive()),
   totals: totalsSchema,
   /** 1 for the first execution of a run. */
-  execution: z.number().int().positive(),
+  execution: z.int().check(z.positive()),
   /** The first execution's name: the run's id, shared by its continuations. */
-  run: z.string().min(1),
+  run: z.string().check(z.minLength(1)),
 });
 
 /** The state machine input (docs/operations.md). Unknown fields are errors: a typo never widens a backfill. */
 export const backfillInputSchema = z.strictObject({
-  table: z.string().min(1),
+  table: z.string().check(z.minLength(1)),
   /** Only keys under this prefix; must lie within the table's prefix. @default the table's prefix */
-  prefix: z.string().optional(),
+  prefix: z.optional(z.string()),
   /** Resume after this key (S3 StartAfter), e.g. the `lastKey` of a failed run. */
-  startAfter: z.string().optional(),
+  startAfter: z.optional(z.string()),
   /** Only objects whose LastModified is at or after this time. */
-  modifiedAfter: isoDate.optional(),
+  modifiedAfter: z.optional(isoDate),
   /** Only objects whose LastModified is before this time. */
-  modifiedBefore: isoDate.optional(),
+  modifiedBefore: z.optional(isoDate),
   /** picomatch glob over the whole key, on top of the table's own filters. */
-  glob: z.string().min(1).optional(),
+  glob: z.optional(z.string().check(z.minLength(1))),
   /** List, filter and check the ledger; enqueue nothing. */
-  dryRun: z.boolean().default(false),
+  dryRun: z._default(z.boolean(), false),
   /** Stop after listing this many objects. */
-  maxObjects: z.number().int().positive().optional(),
+  maxObjects: z.optional(z.int().check(z.positive())),
   /**
    * `reconcile`: the scheduled repair for lost S3 events. The window is relative to the execution's start:
    * [start - lookbackSeconds, start - settleSeconds), so files whose events are still in flight are left out.
    */
-  mode: z.enum(['backfill', 'reconcile']).default('backfill'),
-  lookbackSeconds: z.number().int().positive().optional(),
-  settleSeconds: z.number().int().nonnegative().optional(),
+  mode: z._default(z.enum(['backfill', 'reconcile']), 'backfill'),
+  lookbackSeconds: z.optional(z.int().check(z.positive())),
+  settleSeconds: z.optional(z.int().check(z.nonnegative())),
   /**
    * Partitions run at once (the Map state's MaxConcurrency; an inline Map runs at most 40 iterations at
    * once). @default 16
    */
-  concurrency: z.number().int().min(1).max(40).default(16),
+  concurrency: z._default(z.int().check(z.gte(1), z.lte(40)), 16),
   /**
    * Resume a failed run: the `resume.partitions` its failure output names, each with its own cursor.
    * Replaces partitioning by listing.
    */
-  partitions: z.array(partitionSchema).min(1).optional(),
+  partitions: z.optional(z.array(partitionSchema).check(z.minLength(1))),
   /**
    * Read this S3 Inventory report (the manifest.json URL, s3://bucket/.../manifest.json) instead of listing
    * the bucket: for buckets of 100M+ objects. CSV reports only.
    */
-  inventory: z
-    .string()
-    .regex(/^s3:\/\/[^/]+\/.+manifest\.json$/, 'must be s3://bucket/.../manifest.json')
-    .optional(),
+  inventory: z.optional(
+    z.string().check(z.regex(/^s3:\/\/[^/]+\/.+manifest\.json$/, 'must be s3://bucket/.../manifest.json')),
+  ),
   /** Set by the state machine when it continues as a new execution; not for users. */
-  resume: resumeSchema.optional(),
+  resume: z.optional(resumeSchema),
 });
 export type BackfillInput = z.input<typeof backfillInputSchema>;
 
@@ -194,8 +197,8 @@ export interface ExecutionInfo {
   readonly startTime: string;
 }
 
-function issues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => `${issue.path.join('.') || '(input)'}: ${issue.message}`);
+function issues(error: Parameters<typeof issueLines>[0]): string[] {
+  return issueLines(error).map((line) => line.replace(/^\(root\):/, '(input):'));
 }
 
 /** Validates the state machine input against the pipeline's tables; every problem is reported at once. */
