@@ -7,7 +7,7 @@
 import type { PollResult } from '../../local/poller.ts';
 import type { PipelineConfigInput } from '../../shared/config.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
-import type { Ledger } from '../../shared/ledger/ledger.ts';
+import type { Ledger, LedgerQueries } from '../../shared/ledger/ledger.ts';
 import { Router } from '../../shared/routing.ts';
 import { s3Notification } from '../support/events.ts';
 import type { CrashPlan, FaultInjector } from '../support/faults.ts';
@@ -36,7 +36,7 @@ type Invocation = PollResult & { injector: FaultInjector };
 /** What the matrix drives: PipelineHarness (emulator) and MemoryHarness (fakes) both offer it. */
 export interface MatrixPipeline {
   readonly landingBucket: string;
-  readonly ledger: Ledger;
+  readonly ledger: Ledger & LedgerQueries;
   readonly now: () => number;
   put(key: string): Promise<void>;
   sendEvent(body: string): Promise<void>;

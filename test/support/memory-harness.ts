@@ -13,7 +13,7 @@ import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } fr
 import { classifyAwsError } from '../../shared/errors.ts';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
-import type { Ledger } from '../../shared/ledger/ledger.ts';
+import type { Ledger, LedgerQueries } from '../../shared/ledger/ledger.ts';
 import type { Log } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
@@ -50,7 +50,7 @@ export interface MemoryHarnessOptions {
 }
 
 interface Ports {
-  ledger: Ledger;
+  ledger: Ledger & LedgerQueries;
   store: BatchStore;
   commitQueue: CommitQueue;
   events: EventPublisher;
@@ -120,7 +120,7 @@ export class MemoryHarness {
     return new MemoryHarness(options);
   }
 
-  get ledger(): Ledger {
+  get ledger(): Ledger & LedgerQueries {
     return this.direct.ledger;
   }
 
