@@ -172,5 +172,23 @@ export function ledgerContract(target: TargetFactory): void {
       const ours = scanned.batches.filter((b) => b.table === table || b.table === other);
       expect(ours.map((b) => b.batchId).sort()).toEqual(['B0', 'B1', 'B2', 'B3', 'B9']);
     });
+
+    it('quarantine: an entry is listed under the day of its sentAt, whatever shard its id hashes to', async () => {
+      const t = await target();
+      const id = `${freshTable()}#0`;
+      const entry = {
+        id,
+        reason: 'not an S3 event',
+        sentAt: '2026-11-30T10:00:00.000Z',
+        source: 'ingest',
+        body: '{"not": "an s3 event"}',
+      };
+      await t.ledger.quarantine(entry);
+
+      const listed = await t.ledger.listQuarantine(['2026-11-30']);
+
+      expect(listed.filter((e) => e.id === id)).toEqual([entry]);
+      expect(await t.ledger.listQuarantine(['2026-11-29'])).not.toContainEqual(entry);
+    });
   });
 }

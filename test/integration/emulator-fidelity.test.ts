@@ -25,6 +25,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } 
 import { afterAll, describe, expect, it } from 'vitest';
 import { destroyClients } from '../../shared/aws/clients.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
+import { waitFor } from '../support/wait.ts';
 
 const clients = testClients();
 const doc = DynamoDBDocumentClient.from(clients.dynamodb);
@@ -182,14 +183,25 @@ describe('emulator fidelity', () => {
     const first = await receive(queue.url, { visibility: 1 });
     expect(first.map((m) => m.Attributes?.ApproximateReceiveCount)).toEqual(['1']);
     expect(await receive(queue.url, { visibility: 1, wait: 0 })).toHaveLength(0);
-    await new Promise((r) => setTimeout(r, 1_200));
-    const second = await receive(queue.url, { visibility: 1 });
+    const second = await waitFor(
+      'the message back after its 1 s visibility timeout',
+      () => receive(queue.url, { visibility: 1 }),
+      (messages) => messages.length > 0,
+      { everyMs: 0 },
+    );
     expect(second.map((m) => m.Attributes?.ApproximateReceiveCount)).toEqual(['2']);
-    await new Promise((r) => setTimeout(r, 1_200));
-    // maxReceiveCount reached: the next receive moves it to the DLQ instead of returning it.
-    expect(await receive(queue.url, { visibility: 1 })).toHaveLength(0);
-    const dead = await receive(dlq.url);
-    expect(dead.map((m) => m.Body)).toEqual(['poison']);
+    // maxReceiveCount reached: once visible again, a receive moves it to the DLQ instead of returning it.
+    const after = await waitFor(
+      'the message in the DLQ after its second visibility timeout',
+      async () => ({
+        main: await receive(queue.url, { visibility: 1 }),
+        dead: await receive(dlq.url, { wait: 0 }),
+      }),
+      ({ main, dead }) => main.length > 0 || dead.length > 0,
+      { everyMs: 0 },
+    );
+    expect(after.main).toHaveLength(0);
+    expect(after.dead.map((m) => m.Body)).toEqual(['poison']);
   });
 
   it('5. FIFO delivers one group in order and drops duplicates by content and by explicit id', async () => {

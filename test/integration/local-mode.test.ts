@@ -24,11 +24,18 @@ function inlet(...args: string[]): { status: number | null; stdout: string; stde
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Fails with the tail of what a child printed, instead of a bare test timeout, when it hangs. */
+function hung(what: string, ms: number, stderr: () => string): Error {
+  return new Error(`${what} within ${ms / 1000} s; its stderr ends:\n${stderr().slice(-2000)}`);
+}
+
+const START_TIMEOUT_MS = 500_000;
+
 function start(
   args: string[],
   options: { stack?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const child = spawn(
       tsx,
       [
@@ -53,7 +60,14 @@ function start(
     child.stderr.on('data', (d) => {
       stderr += d;
     });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(hung(`npm start ${args.join(' ')} did not exit`, START_TIMEOUT_MS, () => stderr));
+    }, START_TIMEOUT_MS);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -144,12 +158,23 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
       },
     );
     let firstErr = '';
-    await new Promise<void>((resolve) => {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(
+            hung("run 1 did not print '[inlet] demo:' (uploads done)", START_TIMEOUT_MS, () => firstErr),
+          ),
+        START_TIMEOUT_MS,
+      );
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
       first.stderr.on('data', (d) => {
         firstErr += d;
-        if (firstErr.includes('[inlet] demo:')) resolve();
+        if (firstErr.includes('[inlet] demo:')) done();
       });
-      first.once('exit', () => resolve());
+      first.once('exit', done);
     });
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));

@@ -104,7 +104,7 @@ function plan(world: World): { injections: Injection[]; expected: Expected } {
  * clock and the seed while a simulation runs: builtin ESM bindings follow their CommonJS exports after
  * syncBuiltinESMExports. A stopgap until those take `sleep` and `random` from their deps.
  */
-function hijackTime(world: World): () => void {
+export function hijackTime(world: Pick<World, 'scheduler' | 'rng'>): () => void {
   const timers = createRequire(import.meta.url)('node:timers/promises') as { setTimeout: unknown };
   const realSleep = timers.setTimeout;
   const realRandom = Math.random;

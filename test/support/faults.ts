@@ -24,13 +24,17 @@ export interface CrashPlan {
  * The error an adapter raises for a call whose retries were all throttled; `firstApplied`: its first attempt
  * was applied and answered 500, as the attempt-tracking middleware (shared/aws/attempts.ts) marks it.
  */
-export function throttledAfterRetries(point: string, firstApplied: boolean): Error {
+export function throttledAfterRetries(
+  point: string,
+  firstApplied: boolean,
+  classify: (operation: string, error: unknown) => Error = classifyAwsError,
+): Error {
   const last = Object.assign(new Error('The level of configured provisioned throughput was exceeded.'), {
     name: 'ProvisionedThroughputExceededException',
     $metadata: { httpStatusCode: 400, attempts: 4 },
     [POSSIBLY_APPLIED]: firstApplied,
   });
-  return classifyAwsError(point, last);
+  return classify(point, last);
 }
 
 export class SimulatedCrash extends Error {
@@ -48,7 +52,14 @@ export class FaultInjector {
   /** After an `applied-then-refused` hit: the method whose every later call is throttled. */
   private throttling?: string;
 
-  constructor(private readonly plan?: CrashPlan) {}
+  /**
+   * `classify`: the SDK-error classifier the adapters use; a broken variant's (test/sim/variants.ts) so the
+   * matrix can show that it catches it. @default classifyAwsError
+   */
+  constructor(
+    private readonly plan?: CrashPlan,
+    private readonly classify?: (operation: string, error: unknown) => Error,
+  ) {}
 
   wrap<T extends object>(portName: string, port: T): T {
     return new Proxy(port, {
@@ -58,7 +69,7 @@ export class FaultInjector {
         const point = `${portName}.${String(property)}`;
         return async (...args: unknown[]) => {
           if (this.dead) throw new SimulatedCrash(`${point} (process already dead)`);
-          if (this.throttling === point) throw throttledAfterRetries(point, false);
+          if (this.throttling === point) throw throttledAfterRetries(point, false, this.classify);
           const n = (this.counts.get(point) ?? 0) + 1;
           this.counts.set(point, n);
           this.calls.push(point);
@@ -71,7 +82,7 @@ export class FaultInjector {
           if (hit && this.plan?.when === 'applied-then-refused') {
             this.fired = true;
             this.throttling = point;
-            throw throttledAfterRetries(point, true);
+            throw throttledAfterRetries(point, true, this.classify);
           }
           if (hit) {
             this.dead = this.fired = true;

@@ -24,12 +24,15 @@ import { SqsCommitQueue } from '../../shared/storage/sqs-commit-queue.ts';
 import { commitsInFlight, sweepStale } from '../../shared/usecases/sweep.ts';
 import { type CrashPlan, FaultInjector } from './faults.ts';
 import { createPipelineResources, type PipelineResources, type ResourceOptions } from './resources.ts';
+import { type ExpectedFile, type Verdict, verifyPipeline } from './verdict.ts';
 
 export interface LogLine {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
   readonly message: string;
   readonly extra?: Record<string, unknown>;
 }
+
+export { CLEAN_VERDICT, type ExpectedFile, type Verdict } from './verdict.ts';
 
 export interface HarnessOptions extends ResourceOptions {
   readonly config: PipelineConfigInput;
@@ -39,32 +42,6 @@ export interface HarnessOptions extends ResourceOptions {
   readonly batchingWindowMs?: number;
   /** Install the request counter on `clients` (only once per client set). @default true */
   readonly countRequests?: boolean;
-}
-
-export interface ExpectedFile {
-  readonly table: string;
-  readonly key: string;
-  /** For allowOverwrites tables: the version (versionId, else eTag) that makes it a distinct file. */
-  readonly version?: string;
-}
-
-/** What `verify` returns when I1-I3 hold: nothing lost, duplicated or unexpected; versions 1..N; heads agree. */
-export const CLEAN_VERDICT = {
-  lost: [],
-  duplicated: [],
-  unexpected: [],
-  contiguous: true,
-  headsMatch: true,
-} as const;
-
-export interface Verdict {
-  readonly lost: string[];
-  readonly duplicated: string[];
-  readonly unexpected: string[];
-  readonly versions: Record<string, number[]>;
-  readonly contiguous: boolean;
-  readonly headsMatch: boolean;
-  readonly dlqDepth: number;
 }
 
 interface Ports {
@@ -117,6 +94,10 @@ export class PipelineHarness {
       countRequests(clients.sqs, 'sqs', harness.counter);
     }
     return harness;
+  }
+
+  get landingBucket(): string {
+    return this.resources.landingBucket;
   }
 
   get ledger(): Ledger & LedgerQueries {
@@ -264,40 +245,14 @@ export class PipelineHarness {
 
   /** Checks I1 (exactly once), I2 (nothing lost) and I3 (contiguous versions, heads agree). */
   async verify(expected: readonly ExpectedFile[]): Promise<Verdict> {
-    const id = (table: string, key: string, version?: string) =>
-      version ? `${table}|${key}|${version}` : `${table}|${key}`;
-    const seen = new Map<string, number>();
-    const versions: Record<string, number[]> = {};
-    let contiguous = true;
-    let headsMatch = true;
-    for (const table of this.config.tables) {
-      const manifests = await this.manifests(table.name);
-      versions[table.name] = manifests.map((m) => m.version);
-      if (!manifests.every((m, i) => m.version === i + 1 && m.table === table.name)) contiguous = false;
-      const head = await this.base.ledger.getTable(table.name);
-      if (head.head !== manifests.length || head.pending) headsMatch = false;
-      for (const manifest of manifests) {
-        for (const file of manifest.files) {
-          const key = id(
-            table.name,
-            file.key,
-            table.allowOverwrites ? (file.versionId ?? file.eTag ?? '') : undefined,
-          );
-          seen.set(key, (seen.get(key) ?? 0) + 1);
-        }
-      }
-    }
-    const wanted = new Set(expected.map((f) => id(f.table, f.key, f.version)));
-    return {
-      lost: [...wanted].filter((k) => !seen.has(k)),
-      duplicated: [...seen].filter(([, n]) => n > 1).map(([k]) => k),
-      unexpected: [...seen.keys()].filter((k) => !wanted.has(k)),
-      versions,
-      contiguous,
-      headsMatch,
-      dlqDepth:
+    return verifyPipeline({
+      config: this.config,
+      ledger: this.base.ledger,
+      manifests: (table) => this.manifests(table),
+      expected,
+      dlqDepth: async () =>
         (await this.queueDepth(this.resources.ingestDlq.url)) +
         (await this.queueDepth(this.resources.commitDlq.url)),
-    };
+    });
   }
 }

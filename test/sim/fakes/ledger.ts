@@ -10,7 +10,14 @@ import {
   mayHaveBeenApplied,
   UnknownOutcomeError,
 } from '../../../shared/errors.ts';
-import { batchKey, fileKey, parseFilePk, quarantineKey, tableKey } from '../../../shared/ledger/keys.ts';
+import {
+  batchKey,
+  fileKey,
+  parseFilePk,
+  quarantineKey,
+  quarantinePartitions,
+  tableKey,
+} from '../../../shared/ledger/keys.ts';
 import type {
   ClaimResult,
   FenceResult,
@@ -372,10 +379,12 @@ export class SimLedger implements Ledger, LedgerQueries {
   }
 
   async listQuarantine(days: readonly string[]): Promise<QuarantineEntry[]> {
-    const pks = new Set(days.map((d) => `QUARANTINE#${d}`));
-    return this.call(
-      'list quarantine',
-      () => this.ctx.db.all().filter((i) => pks.has(i.pk as string)) as unknown as QuarantineEntry[],
+    const pks = new Set(days.flatMap(quarantinePartitions));
+    return this.call('list quarantine', () =>
+      this.ctx.db
+        .all()
+        .filter((i) => pks.has(i.pk as string))
+        .map(({ pk: _, sk: __, ...entry }) => entry as unknown as QuarantineEntry),
     );
   }
 
