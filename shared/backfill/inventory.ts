@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError, DefiniteFailureError } from '../errors.ts';
 import { z } from '../schema.ts';
-import type { ListedObject, ListPage } from './s3-lister.ts';
+import type { ListedObject, ListPage } from './ports.ts';
 
 /**
  * An S3 Inventory report's manifest.json (https://docs.aws.amazon.com/AmazonS3/latest/userguide/storage-inventory-location.html):

@@ -1,5 +1,5 @@
 import { z } from '../schema.ts';
-import type { ObjectLister } from './s3-lister.ts';
+import type { ObjectLister } from './ports.ts';
 
 /**
  * One slice of a backfill that runs on its own, in parallel with the others (one iteration of the state

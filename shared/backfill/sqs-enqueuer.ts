@@ -6,11 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { classifyAwsError, DefiniteFailureError, ThrottledError } from '../errors.ts';
 import type { ObjectRef } from '../model.ts';
-
-/** Puts files on the ingest queue, where the batcher claims them like any live event. */
-export interface Enqueuer {
-  enqueue(files: readonly ObjectRef[], origin: { table: string; run: string }): Promise<void>;
-}
+import type { Enqueuer } from './ports.ts';
 
 /** S3 notification keys are form-URL-encoded ('+' for space, '/' kept): the batcher decodes them so. */
 export function encodeNotificationKey(key: string): string {

@@ -9,6 +9,7 @@ import {
   pastRange,
   startAfterFor,
 } from '../backfill/partitions.ts';
+import type { Enqueuer, ListedObject, ListPage, ObjectLister } from '../backfill/ports.ts';
 import {
   type BackfillPlan,
   type BackfillState,
@@ -20,8 +21,6 @@ import {
   planBackfill,
   ZERO_TOTALS,
 } from '../backfill/request.ts';
-import type { ListedObject, ListPage, ObjectLister } from '../backfill/s3-lister.ts';
-import type { Enqueuer } from '../backfill/sqs-enqueuer.ts';
 import type { PipelineConfig } from '../config.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';

@@ -3,8 +3,8 @@ import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts
 import { LocalBackfill } from '../../local/backfill-executor.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { compareKeys, discoverRanges, inRange, type Partition } from '../../shared/backfill/partitions.ts';
+import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
-import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../shared/backfill/s3-lister.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
 import type { Ledger } from '../../shared/ledger/ledger.ts';

@@ -1,0 +1,50 @@
+// The backfill's ports: what its use case (shared/usecases/backfill.ts) needs from S3 listings, S3 Inventory
+// reports and the ingest queue. Adapters: s3-lister.ts, inventory.ts, sqs-enqueuer.ts; fakes in test/sim.
+import type { ObjectRef } from '../model.ts';
+
+export interface ListedObject {
+  readonly key: string;
+  readonly size: number;
+  readonly eTag: string | null;
+  readonly versionId: string | null;
+  /** ISO-8601 */
+  readonly lastModified: string;
+}
+
+export interface ListPage {
+  readonly objects: readonly ListedObject[];
+  /** The last key S3 returned, listed or not (a versions page can hold only older versions): the cursor. */
+  readonly lastKey?: string;
+  /** Whether keys after the last one remain. */
+  readonly more: boolean;
+  /** Inventory pages: rows read, filtered or not (the cursor). */
+  readonly rows?: number;
+}
+
+export interface ListRequest {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly startAfter?: string;
+  /** 1-1000 */
+  readonly limit: number;
+  /** List object versions (IsLatest only) to learn each object's versionId: allowOverwrites tables. */
+  readonly versions: boolean;
+}
+
+export interface PrefixRequest {
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly delimiter: string;
+}
+
+/** One page of a bucket listing, in key order, resumable from any key. */
+export interface ObjectLister {
+  list(request: ListRequest): Promise<ListPage>;
+  /** The common prefixes one level below `prefix` (what a console shows as folders), in key order. */
+  commonPrefixes(request: PrefixRequest): Promise<string[]>;
+}
+
+/** Puts files on the ingest queue, where the batcher claims them like any live event. */
+export interface Enqueuer {
+  enqueue(files: readonly ObjectRef[], origin: { table: string; run: string }): Promise<void>;
+}
