@@ -1,5 +1,5 @@
 // The backfill's ports: what its use case (shared/usecases/backfill.ts) needs from S3 listings, S3 Inventory
-// reports and the ingest queue. Adapters: s3-lister.ts, inventory.ts, sqs-enqueuer.ts; fakes in test/sim.
+// reports and the ingest queue. Adapters: s3-lister.ts, inventory.ts, sqs-enqueuer.ts; test doubles in test/unit.
 import type { ObjectRef } from '../model.ts';
 
 export interface ListedObject {
