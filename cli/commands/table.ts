@@ -30,6 +30,7 @@ export async function table(
     rows: state.rows,
     rescuedRows: state.rescued,
     dataFiles: state.files,
+    checkpointVersion: state.checkpointVersion ?? null,
     schema: allColumns(state.schema).map((c) => ({ name: c.name, type: c.type })),
   };
   if (options.json) {
@@ -43,6 +44,11 @@ export async function table(
   console.log(`${name}  ${location}`);
   console.log(
     `Delta version ${state.version}  rows ${state.rows}  rescued ${state.rescued}  data files ${state.files}`,
+  );
+  console.log(
+    state.checkpointVersion === undefined
+      ? `  read from ${state.commitsRead} commits (no checkpoint yet)`
+      : `  read from checkpoint ${state.checkpointVersion} and ${state.commitsRead} later commits`,
   );
   for (const column of result.schema) console.log(`  ${column.name.padEnd(24)} ${column.type}`);
 }

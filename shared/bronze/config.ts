@@ -17,6 +17,9 @@ export const SYSTEM_COLUMNS: readonly string[] = [
 /** Small enough that a file being built (held in memory, doubling buffer) fits a 128 MB Lambda. */
 export const DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024;
 
+/** Delta Lake's own default `delta.checkpointInterval`: a reader replays at most this many JSON commits. */
+export const DEFAULT_CHECKPOINT_INTERVAL = 100;
+
 /**
  * Auto Loader's `cloudFiles.schemaEvolutionMode`, same names and meanings (docs/bronze.md):
  * `addNewColumns` evolves the schema in the same commit, `rescue` keeps new columns out of the schema and
@@ -45,6 +48,13 @@ export const bronzeConfigSchema = z
       .min(1024 * 1024, 'maxFileBytes must be at least 1 MiB')
       .max(512 * 1024 * 1024, 'maxFileBytes must be at most 512 MiB (a file is built in memory)')
       .default(DEFAULT_MAX_FILE_BYTES),
+    /** A Delta checkpoint every this many versions (docs/bronze.md, "Checkpoints"). */
+    checkpointInterval: z
+      .number()
+      .int('checkpointInterval must be a whole number of versions')
+      .min(1, 'checkpointInterval must be at least 1')
+      .max(10_000, 'checkpointInterval must be at most 10000 (a reader would replay that many commits)')
+      .default(DEFAULT_CHECKPOINT_INTERVAL),
   })
   .superRefine((value, ctx) => {
     for (const column of Object.keys(value.schemaHints)) {
@@ -63,7 +73,7 @@ export type BronzeConfigInput = z.input<typeof bronzeConfigSchema>;
 /** Where a table's Delta table lives: its configured location or the default under the manifest bucket. */
 export function bronzeLocation(
   table: string,
-  config: BronzeConfig,
+  config: Pick<BronzeConfig, 'location'>,
   manifestBucket: string,
 ): { bucket: string; prefix: string } {
   const url = config.location ?? `s3://${manifestBucket}/${table}/_bronze`;

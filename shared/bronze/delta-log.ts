@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { RESCUED_ROWS_TAG } from './log-state.ts';
 import type { DataFile } from './parquet-file.ts';
 import { fromDeltaSchemaString, type TableSchema, toDeltaSchemaString } from './schema.ts';
 
@@ -90,6 +91,8 @@ export function buildCommit(input: CommitInput): string {
         modificationTime: input.timestamp,
         dataChange: true,
         stats: JSON.stringify({ numRecords: file.rows }),
+        // In the file's own action (not only commitInfo) so a checkpoint, which drops commitInfo, keeps it.
+        tags: { [RESCUED_ROWS_TAG]: String(file.rescued) },
       },
     });
   }

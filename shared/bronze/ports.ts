@@ -17,6 +17,10 @@ export interface DeltaStore {
   getCommit(deltaVersion: number): Promise<string | undefined>;
   /** Delta versions present in `_delta_log/` (for `inlet table`), ascending. */
   listCommits(): Promise<number[]>;
+  /** Overwrites `_delta_log/<name>`: checkpoints and `_last_checkpoint`, both safe to write again. */
+  putLogFile(name: string, body: Uint8Array | string): Promise<void>;
+  /** `_delta_log/<name>`, or undefined when absent. */
+  getLogFile(name: string): Promise<Uint8Array | undefined>;
 }
 
 /** The sink's own checkpoint in the ledger: the last Delta version it wrote for the table. */

@@ -85,4 +85,26 @@ export class S3DeltaStore implements DeltaStore {
   async listCommits(): Promise<number[]> {
     return listVersions(this.client, this.bucket, this.key('_delta_log/'), 'list bronze commits');
   }
+
+  async putLogFile(name: string, body: Uint8Array | string): Promise<void> {
+    try {
+      await this.client.send(
+        new PutObjectCommand({ Bucket: this.bucket, Key: this.key(`_delta_log/${name}`), Body: body }),
+      );
+    } catch (error) {
+      throw classifyAwsError('write bronze log file', error);
+    }
+  }
+
+  async getLogFile(name: string): Promise<Uint8Array | undefined> {
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(`_delta_log/${name}`) }),
+      );
+      return (await response.Body?.transformToByteArray()) ?? new Uint8Array();
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw classifyAwsError('read bronze log file', error);
+    }
+  }
 }

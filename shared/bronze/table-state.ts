@@ -1,6 +1,7 @@
-import { parseCommit } from './delta-log.ts';
+import { rescuedOf, rowsOf } from './log-state.ts';
 import type { DeltaStore } from './ports.ts';
-import type { TableSchema } from './schema.ts';
+import { fromDeltaSchemaString, type TableSchema } from './schema.ts';
+import { loadSnapshot } from './snapshot.ts';
 
 /** What a bronze Delta table holds at its latest version, replayed from its log. */
 export interface BronzeTableState {
@@ -10,23 +11,26 @@ export interface BronzeTableState {
   readonly rows: number;
   readonly rescued: number;
   readonly files: number;
+  /** The checkpoint the replay started from, if any, and how many JSON commits it read after it. */
+  readonly checkpointVersion?: number;
+  readonly commitsRead: number;
 }
 
 /**
- * Replays `_delta_log/` (every commit: this sink writes no checkpoints yet) for `inlet table`. Row counts
- * come from each `add`'s `numRecords`, rescued counts from our commitInfo.
+ * The table's state for `inlet table`, read like any Delta reader would: from the latest checkpoint, then
+ * the commits after it. Row counts are each live file's `numRecords`, rescued counts its `inlet.rescuedRows`
+ * tag.
  */
-export async function readBronzeTable(table: string, delta: DeltaStore): Promise<BronzeTableState> {
-  let state: BronzeTableState = { version: -1, schema: [], rows: 0, rescued: 0, files: 0 };
-  for (const version of await delta.listCommits()) {
-    const summary = parseCommit(table, (await delta.getCommit(version)) ?? '');
-    state = {
-      version,
-      schema: summary.schema ?? state.schema,
-      rows: state.rows + summary.rows,
-      rescued: state.rescued + summary.rescued,
-      files: state.files + summary.files,
-    };
-  }
-  return state;
+export async function readBronzeTable(_table: string, delta: DeltaStore): Promise<BronzeTableState> {
+  const { state, checkpointVersion, commitsRead } = await loadSnapshot(delta);
+  const files = [...state.adds.values()];
+  return {
+    version: state.version,
+    schema: state.metaData ? fromDeltaSchemaString(state.metaData.schemaString) : [],
+    rows: files.reduce((sum, f) => sum + rowsOf(f), 0),
+    rescued: files.reduce((sum, f) => sum + rescuedOf(f), 0),
+    files: files.length,
+    checkpointVersion,
+    commitsRead,
+  };
 }

@@ -1,5 +1,6 @@
 import { type BronzeConfig, bronzeLocation } from '../bronze/config.ts';
 import type { DeltaStore, SinkCursor, SinkCursorStore, SourceObjects } from '../bronze/ports.ts';
+import { checkpointDue, writeCheckpoint } from '../bronze/snapshot.ts';
 import { writeVersion } from '../bronze/write-version.ts';
 import type { PipelineConfig } from '../config.ts';
 import { InletError } from '../errors.ts';
@@ -60,6 +61,11 @@ export class SinkTable {
         { sources: deps.sources, delta },
         { table, location, config, manifest, schema: cursor.schema },
       );
+      // Before the cursor moves: a crash here replays the version, which finds its commit and writes this again.
+      if (checkpointDue(result.deltaVersion, config.checkpointInterval)) {
+        const checkpoint = await writeCheckpoint(delta, result.deltaVersion);
+        deps.log.info('bronze checkpoint written', { table, ...checkpoint, location });
+      }
       const next: SinkCursor = {
         table,
         deltaVersion: result.deltaVersion,

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { venvPython } from '../../local/paths.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
@@ -21,16 +22,18 @@ afterAll(() => clientSets.forEach(destroyClients));
 
 interface ReadBack {
   version: number;
+  txnVersion?: number | null;
   versions: Record<
     string,
     { rows: number; schema: [string, string][]; rescued: string[]; records: Record<string, unknown>[] }
   >;
 }
 
-async function readWithDeltalake(uri: string): Promise<ReadBack> {
+async function readWithDeltalake(uri: string, from = 0, appId?: string): Promise<ReadBack> {
   const target = testTarget();
   if (target.kind !== 'emulator') throw new Error('these tests read the table back from the emulator');
-  const { stdout } = await run(venvPython, [reader, uri, target.endpoint, target.region], {
+  const args = [reader, uri, target.endpoint, target.region, String(from), ...(appId ? [appId] : [])];
+  const { stdout } = await run(venvPython, args, {
     maxBuffer: 64 * 1024 * 1024,
   });
   return JSON.parse(stdout) as ReadBack;
@@ -46,7 +49,7 @@ async function setup(bronze: NonNullable<PipelineConfigInput['tables'][number]['
     for (const [key, body] of Object.entries(files)) await h.put(`events/${key}`, body);
     await h.runUntilQuiet();
   };
-  let crashAt: ((what: 'data' | 'commit') => boolean) | undefined;
+  let crashAt: ((what: 'data' | 'commit' | 'checkpoint') => boolean) | undefined;
   const deltaAt = (bucket: string, prefix: string): DeltaStore => {
     const real = new S3DeltaStore(clients.s3, bucket, prefix);
     return {
@@ -60,6 +63,11 @@ async function setup(bronze: NonNullable<PipelineConfigInput['tables'][number]['
       },
       getCommit: (version) => real.getCommit(version),
       listCommits: () => real.listCommits(),
+      putLogFile: async (name, body) => {
+        if (crashAt?.('checkpoint')) throw new Error('crash before a checkpoint file');
+        await real.putLogFile(name, body);
+      },
+      getLogFile: (name) => real.getLogFile(name),
     };
   };
   const cursors = new DynamoDbSinkCursorStore({
@@ -181,5 +189,65 @@ describe('bronze Delta table, read back by delta-rs', () => {
     expect(table.versions['0']?.records.map((r) => r.n)).toEqual([1, 2, 3]);
     expect(table.versions['1']?.records.map((r) => r.n).sort()).toEqual([1, 2, 3, 4]);
     expect(await t.cursors.get('events')).toMatchObject({ deltaVersion: 1, rows: 4 });
+  });
+
+  it('a checkpoint every N versions: delta-rs reads through it, time travels, and inlet table starts from it', async () => {
+    const t = await setup({ format: 'jsonl', checkpointInterval: 2 });
+    for (let v = 1; v <= 4; v++)
+      await t.round({ [`r${v}.json`]: `{"n":${v}}\n{"n":${v * 10},"tag":"t${v}"}\nbroken ${v}\n` });
+    // The first try dies before the checkpoint file of Delta version 2, after its commit: nothing is lost.
+    let crashes = 1;
+    t.crash((what) => what === 'checkpoint' && crashes-- > 0);
+    await expect(t.sink.catchUp('events', Number.POSITIVE_INFINITY)).rejects.toThrow(
+      'crash before a checkpoint',
+    );
+    expect(await t.cursors.get('events')).toMatchObject({ deltaVersion: 1 });
+    t.crash(undefined);
+    expect((await t.sink.catchUp('events', Number.POSITIVE_INFINITY)).written).toEqual([2, 3]);
+
+    const bucket = t.h.resources.manifestBucket;
+    const reader = testClients();
+    clientSets.push(reader);
+    const logObject = async (name: string) =>
+      (
+        await reader.s3.send(
+          new GetObjectCommand({ Bucket: bucket, Key: `events/_bronze/_delta_log/${name}` }),
+        )
+      ).Body?.transformToString();
+    expect(JSON.parse((await logObject('_last_checkpoint')) ?? '')).toMatchObject({
+      version: 2,
+      numOfAddFiles: 3,
+    });
+    const full = await readWithDeltalake(t.uri, 0, 'inlet-bronze-events');
+    expect(Object.values(full.versions).map((v) => v.rows)).toEqual([3, 6, 9, 12]);
+    expect(full.txnVersion).toBe(4);
+
+    // Metadata cleanup (PROTOCOL.md "Metadata Cleanup"): the commits before the checkpoint go. Every reader
+    // must now start from the checkpoint; delta-rs and ours give the same table.
+    for (const v of [0, 1])
+      await reader.s3.send(
+        new DeleteObjectCommand({
+          Bucket: bucket,
+          Key: `events/_bronze/_delta_log/${String(v).padStart(20, '0')}.json`,
+        }),
+      );
+    const cleaned = await readWithDeltalake(t.uri, 2, 'inlet-bronze-events');
+    expect(cleaned.version).toBe(3);
+    expect(cleaned.txnVersion).toBe(4);
+    expect(cleaned.versions['2']).toEqual(full.versions['2']);
+    expect(cleaned.versions['3']).toEqual(full.versions['3']);
+    expect(cleaned.versions['3']?.records.map((r) => r.n)).toEqual(
+      expect.arrayContaining([1, 10, 2, 20, 3, 30, 4, 40]),
+    );
+    const state = await readBronzeTable('events', new S3DeltaStore(reader.s3, bucket, 'events/_bronze'));
+    expect(state).toMatchObject({
+      version: 3,
+      rows: 12,
+      rescued: 4,
+      files: 4,
+      checkpointVersion: 2,
+      commitsRead: 1,
+    });
+    expect(state.schema.map((c) => c.name)).toEqual(['n', 'tag']);
   });
 });

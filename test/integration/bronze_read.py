@@ -1,11 +1,14 @@
 """Reads a bronze Delta table back with delta-rs (the `deltalake` package) and pyarrow: a reader Inlet did
-not write. Prints one JSON object: per requested version, the row count, schema and rescued rows."""
+not write. Prints one JSON object: per version from the optional 4th argument (default 0) on, the row count,
+schema and rescued rows; and the sink's txn version (the manifest version delta-rs says it committed last)."""
 import json
 import sys
 
 from deltalake import DeltaTable
 
 uri, endpoint, region = sys.argv[1], sys.argv[2], sys.argv[3]
+first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+app_id = sys.argv[5] if len(sys.argv) > 5 else None
 options = {
     "AWS_ENDPOINT_URL": endpoint,
     "AWS_REGION": region,
@@ -15,7 +18,9 @@ options = {
 }
 latest = DeltaTable(uri, storage_options=options)
 out = {"version": latest.version(), "versions": {}}
-for version in range(latest.version() + 1):
+if app_id is not None:
+    out["txnVersion"] = latest.transaction_version(app_id)
+for version in range(first, latest.version() + 1):
     table = DeltaTable(uri, storage_options=options, version=version)
     data = table.to_pyarrow_table()
     rows = data.to_pylist()

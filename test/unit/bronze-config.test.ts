@@ -14,6 +14,7 @@ describe('bronze table config', () => {
       schemaHints: {},
       evolution: 'addNewColumns',
       maxFileBytes: 32 * 1024 * 1024,
+      checkpointInterval: 100,
     });
   });
 
@@ -30,6 +31,7 @@ describe('bronze table config', () => {
               schemaHints: { a: 'decimal', _rescued_data: 'string' },
               location: 'http://x',
               maxFileBytes: 10,
+              checkpointInterval: 0,
             },
           },
         ],
@@ -39,8 +41,24 @@ describe('bronze table config', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const field of ['format', 'evolution', 'schemaHints.a', 'location', 'maxFileBytes'])
+    for (const field of [
+      'format',
+      'evolution',
+      'schemaHints.a',
+      'location',
+      'maxFileBytes',
+      'checkpointInterval',
+    ])
       expect(problems).toContain(`tables.0.bronze.${field}`);
+  });
+
+  it('takes a checkpoint interval of whole versions from 1 to 10000', () => {
+    const interval = (checkpointInterval: unknown) =>
+      parsePipelineConfig({ tables: [{ name: 'o', bronze: { format: 'csv', checkpointInterval } }] })
+        .tables[0]?.bronze?.checkpointInterval;
+    expect(interval(10)).toBe(10);
+    for (const bad of [0, 2.5, 10_001, '10'])
+      expect(() => interval(bad)).toThrow(/tables\.0\.bronze\.checkpointInterval/);
   });
 
   it('rejects a hint on a column the sink adds', () => {
@@ -52,28 +70,13 @@ describe('bronze table config', () => {
   });
 
   it('defaults the location under the manifest bucket', () => {
-    expect(
-      bronzeLocation(
-        'orders',
-        { format: 'json', schemaHints: {}, evolution: 'rescue', maxFileBytes: 1 },
-        'mb',
-      ),
-    ).toEqual({
+    expect(bronzeLocation('orders', {}, 'mb')).toEqual({
       bucket: 'mb',
       prefix: 'orders/_bronze',
     });
-    expect(
-      bronzeLocation(
-        'o',
-        {
-          format: 'json',
-          schemaHints: {},
-          evolution: 'rescue',
-          maxFileBytes: 1,
-          location: 's3://lake/bronze/o/',
-        },
-        'mb',
-      ),
-    ).toEqual({ bucket: 'lake', prefix: 'bronze/o' });
+    expect(bronzeLocation('o', { location: 's3://lake/bronze/o/' }, 'mb')).toEqual({
+      bucket: 'lake',
+      prefix: 'bronze/o',
+    });
   });
 });

@@ -24,7 +24,9 @@ export class MemorySources implements SourceObjects {
 export class MemoryDelta implements DeltaStore {
   readonly files = new Map<string, Uint8Array>();
   readonly commits = new Map<number, string>();
+  readonly logFiles = new Map<string, Uint8Array>();
   dataWrites = 0;
+  commitReads = 0;
   failNext: 'data' | 'commit' | undefined;
   async putDataFile(path: string, bytes: Uint8Array): Promise<void> {
     if (this.failNext === 'data') {
@@ -44,10 +46,17 @@ export class MemoryDelta implements DeltaStore {
     return 'created' as const;
   }
   async getCommit(version: number) {
+    this.commitReads += 1;
     return this.commits.get(version);
   }
   async listCommits() {
     return [...this.commits.keys()].sort((a, b) => a - b);
+  }
+  async putLogFile(name: string, body: Uint8Array | string) {
+    this.logFiles.set(name, typeof body === 'string' ? new TextEncoder().encode(body) : body);
+  }
+  async getLogFile(name: string) {
+    return this.logFiles.get(name);
   }
 }
 
