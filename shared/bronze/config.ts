@@ -31,8 +31,11 @@ export type EvolutionMode = (typeof EVOLUTION_MODES)[number];
 
 export const bronzeConfigSchema = z
   .object({
-    /** How the landing files are written: `json` and `jsonl` are JSON Lines (a file may also be one JSON array), `csv` has a header line. */
-    format: z.enum(['json', 'jsonl', 'csv']),
+    /**
+     * How the landing files are written: `json` and `jsonl` are JSON Lines (a file may also be one JSON
+     * array), `csv` has a header line, `parquet` brings its own column types.
+     */
+    format: z.enum(['json', 'jsonl', 'csv', 'parquet']),
     /** Column -> type; overrides inference, e.g. `{ "zip": "string" }` so leading zeros survive. */
     schemaHints: z.record(z.string().min(1), z.enum(BRONZE_TYPES)).default({}),
     evolution: z.enum(EVOLUTION_MODES).default('addNewColumns'),

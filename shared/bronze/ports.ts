@@ -6,6 +6,16 @@ import type { TableSchema } from './schema.ts';
 export interface SourceObjects {
   /** The object's bytes, or undefined when it no longer exists (deleted after its event). */
   open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined>;
+  /**
+   * Ranged reads of the object (Parquet keeps its schema in a footer at the end), or undefined when it no
+   * longer exists. Shaped as hyparquet's `AsyncBuffer`.
+   */
+  openRandom(ref: ObjectRef): Promise<RandomAccessObject | undefined>;
+}
+
+export interface RandomAccessObject {
+  readonly byteLength: number;
+  slice(start: number, end?: number): Promise<ArrayBuffer>;
 }
 
 /** One Delta table's root: data files and the log. */

@@ -1,3 +1,5 @@
+import type { Column } from './schema.ts';
+
 /**
  * Streaming record readers: a landing file's bytes in, one record (or one unparseable piece) at a time out.
  * Memory is bounded by the longest record, and that is capped: a line past MAX_RECORD_BYTES is cut and
@@ -7,9 +9,12 @@
 /** A record read from a file: its columns, or the raw text that could not be parsed and why. */
 export type SourceRecord =
   | { readonly kind: 'row'; readonly values: Readonly<Record<string, unknown>> }
-  | { readonly kind: 'corrupt'; readonly raw: string; readonly reason: string };
+  | { readonly kind: 'corrupt'; readonly raw: string; readonly reason: string }
+  /** A self-describing file (Parquet) declares its columns and their types before its rows. */
+  | { readonly kind: 'columns'; readonly columns: readonly Column[] };
 
-export type SourceFormat = 'json' | 'jsonl' | 'csv';
+/** Formats read as a stream of text; Parquet is read by ranges (parquet-records.ts). */
+export type TextFormat = 'json' | 'jsonl' | 'csv';
 
 export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
 /** A `json` file that is one document (an array of records) is parsed whole, so only up to this size. */
@@ -213,7 +218,7 @@ async function* csvRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<So
 
 /** The records of one landing file, streamed. */
 export function readRecords(
-  format: SourceFormat,
+  format: TextFormat,
   chunks: AsyncIterable<Uint8Array>,
 ): AsyncIterable<SourceRecord> {
   return format === 'csv' ? csvRecords(chunks) : jsonRecords(chunks);

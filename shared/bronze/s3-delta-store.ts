@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
 import type { ObjectRef } from '../model.ts';
 import type { PutIfAbsentResult } from '../storage/batch-store.ts';
 import { listVersions } from '../storage/s3-versions.ts';
 import { logKey } from './delta-log.ts';
-import type { DeltaStore, SourceObjects } from './ports.ts';
+import type { DeltaStore, RandomAccessObject, SourceObjects } from './ports.ts';
 
 const status = (error: unknown) =>
   (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
@@ -27,6 +27,47 @@ export class S3SourceObjects implements SourceObjects {
       if (isMissing(error)) return undefined;
       throw classifyAwsError('read landing file', error);
     }
+  }
+
+  /**
+   * Ranged GETs of one object version. The size comes from HeadObject, not the manifest: without a
+   * versionId the key may have been overwritten since its event, and a Parquet footer is found from the end.
+   */
+  async openRandom(ref: ObjectRef): Promise<RandomAccessObject | undefined> {
+    const { client } = this;
+    const VersionId = ref.versionId ?? undefined;
+    let byteLength: number;
+    let IfMatch: string | undefined;
+    try {
+      const head = await client.send(new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, VersionId }));
+      byteLength = head.ContentLength ?? 0;
+      // Every range from the same object: an overwrite between two ranges fails (412) instead of mixing files.
+      IfMatch = head.ETag;
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw classifyAwsError('read landing file', error);
+    }
+    return {
+      byteLength,
+      async slice(start: number, end = byteLength): Promise<ArrayBuffer> {
+        if (end <= start) return new ArrayBuffer(0);
+        try {
+          const response = await client.send(
+            new GetObjectCommand({
+              Bucket: ref.bucket,
+              Key: ref.key,
+              VersionId,
+              IfMatch,
+              Range: `bytes=${start}-${end - 1}`,
+            }),
+          );
+          const bytes = (await response.Body?.transformToByteArray()) ?? new Uint8Array();
+          return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+        } catch (error) {
+          throw classifyAwsError('read landing file range', error);
+        }
+      },
+    };
   }
 }
 

@@ -37,7 +37,18 @@ export function typeOfValue(value: unknown, fromCsv: boolean): BronzeType | unde
   }
   if (typeof value === 'boolean') return 'boolean';
   if (typeof value === 'number') return Number.isSafeInteger(value) ? 'long' : 'double';
+  if (typeof value === 'bigint') return 'long';
   return 'string';
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** JSON text of any value read from a file, bigint included (Parquet INT64), as a number when exact. */
+export function jsonText(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === 'bigint' ? (Number.isSafeInteger(Number(v)) ? Number(v) : v.toString()) : v,
+  );
 }
 
 /** The narrowest type that holds both: long and double widen to double, anything else to string. */
@@ -58,14 +69,16 @@ export function coerce(value: unknown, type: BronzeType, fromCsv: boolean): Coer
   if (value === null || value === undefined || (fromCsv && value === '')) return { ok: true, value: null };
   switch (type) {
     case 'string':
-      return { ok: true, value: typeof value === 'string' ? value : JSON.stringify(value) };
+      return { ok: true, value: typeof value === 'string' ? value : jsonText(value) };
     case 'long': {
       if (typeof value === 'number' && Number.isSafeInteger(value)) return { ok: true, value: BigInt(value) };
+      if (typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX) return { ok: true, value };
       if (fromCsv && /^-?\d{1,18}$/.test(String(value))) return { ok: true, value: BigInt(String(value)) };
       return { ok: false };
     }
     case 'double': {
       if (typeof value === 'number') return { ok: true, value };
+      if (typeof value === 'bigint') return { ok: true, value: Number(value) };
       if (fromCsv && typeOfValue(value, true) !== 'string' && typeOfValue(value, true) !== 'boolean')
         return { ok: true, value: Number(value) };
       return { ok: false };
@@ -83,6 +96,14 @@ export class SchemaObserver {
   private readonly types = new Map<string, BronzeType | undefined>();
 
   constructor(private readonly fromCsv: boolean) {}
+
+  /** Columns a file declares (Parquet): their types count even where every value is null. */
+  declare(columns: readonly Column[]): void {
+    for (const { name, type } of columns) {
+      if (!isStorableColumn(name)) continue;
+      this.types.set(name, widen(this.types.get(name), type));
+    }
+  }
 
   observe(values: Readonly<Record<string, unknown>>): void {
     for (const [name, value] of Object.entries(values)) {
@@ -157,7 +178,7 @@ export function fitRecord(
   }
   for (const column of schema) if (!(column.name in row)) row[column.name] = null;
   row[RESCUED_COLUMN] =
-    Object.keys(rescued).length > 0 ? JSON.stringify({ ...rescued, _file_path: sourceFile }) : null;
+    Object.keys(rescued).length > 0 ? jsonText({ ...rescued, _file_path: sourceFile }) : null;
   row[SOURCE_FILE_COLUMN] = sourceFile;
   row[MANIFEST_VERSION_COLUMN] = BigInt(manifestVersion);
   return row;

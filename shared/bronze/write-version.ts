@@ -4,8 +4,9 @@ import type { BronzeConfig } from './config.ts';
 import { buildCommit, deltaVersionOf, parseCommit } from './delta-log.ts';
 import { DeltaCommitConflictError, NewColumnsError } from './errors.ts';
 import { type DataFile, ParquetSplitter } from './parquet-file.ts';
+import { parquetRecords } from './parquet-records.ts';
 import type { DeltaStore, SourceObjects } from './ports.ts';
-import { readRecords } from './records.ts';
+import { readRecords, type SourceRecord } from './records.ts';
 import { corruptRow, decideSchema, fitRecord, SchemaObserver, type TableSchema } from './schema.ts';
 
 export interface WriteVersionInput {
@@ -31,6 +32,20 @@ export interface WriteVersionResult {
 
 const sourceUrl = (ref: ObjectRef) => `s3://${ref.bucket}/${ref.key}`;
 
+/** A landing file's records, or undefined when it no longer exists. */
+async function openRecords(
+  sources: SourceObjects,
+  format: BronzeConfig['format'],
+  ref: ObjectRef,
+): Promise<AsyncIterable<SourceRecord> | undefined> {
+  if (format === 'parquet') {
+    const file = await sources.openRandom(ref);
+    return file && parquetRecords(file);
+  }
+  const body = await sources.open(ref);
+  return body && readRecords(format, body);
+}
+
 /**
  * One manifest version -> one Delta commit (docs/bronze.md, "Writing a version"). Two passes over the
  * version's files, both streamed: the first infers the columns, the second writes rows under the schema
@@ -50,13 +65,15 @@ export async function writeVersion(
   const observer = new SchemaObserver(fromCsv);
   const missing: string[] = [];
   for (const ref of manifest.files) {
-    const body = await deps.sources.open(ref);
-    if (!body) {
+    const records = await openRecords(deps.sources, config.format, ref);
+    if (!records) {
       missing.push(sourceUrl(ref));
       continue;
     }
-    for await (const record of readRecords(config.format, body))
+    for await (const record of records) {
       if (record.kind === 'row') observer.observe(record.values);
+      else if (record.kind === 'columns') observer.declare(record.columns);
+    }
   }
   const decision = decideSchema(input.schema, observer.columns(), config.schemaHints, config.evolution);
   if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
@@ -75,14 +92,15 @@ export async function writeVersion(
   const skipped = new Set(missing);
   for (const ref of manifest.files) {
     if (skipped.has(sourceUrl(ref))) continue;
-    const body = await deps.sources.open(ref);
+    const records = await openRecords(deps.sources, config.format, ref);
     // Deleted between the passes: its rows were never written, so the version stays consistent.
-    if (!body) {
+    if (!records) {
       missing.push(sourceUrl(ref));
       continue;
     }
     const file = sourceUrl(ref);
-    for await (const record of readRecords(config.format, body)) {
+    for await (const record of records) {
+      if (record.kind === 'columns') continue;
       await splitter.add(
         record.kind === 'row'
           ? fitRecord(record.values, decision.schema, config.evolution, fromCsv, file, manifest.version)

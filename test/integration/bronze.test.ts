@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DeleteObjectCommand, GetObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { venvPython } from '../../local/paths.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
@@ -85,9 +86,24 @@ async function setup(bronze: NonNullable<PipelineConfigInput['tables'][number]['
     now: Date.now,
   });
   const uri = `s3://${h.resources.manifestBucket}/events/_bronze`;
+  /** One Parquet landing file as one manifest version. */
+  const parquetRound = async (
+    key: string,
+    columnData: Parameters<typeof parquetWriteBuffer>[0]['columnData'],
+  ) => {
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: h.resources.landingBucket,
+        Key: `events/${key}`,
+        Body: new Uint8Array(parquetWriteBuffer({ columnData, rowGroupSize: 2 })),
+      }),
+    );
+    await h.runUntilQuiet();
+  };
   return {
     h,
     sink,
+    parquetRound,
     cursors,
     uri,
     round,
@@ -249,5 +265,39 @@ describe('bronze Delta table, read back by delta-rs', () => {
       commitsRead: 1,
     });
     expect(state.schema.map((c) => c.name)).toEqual(['n', 'tag']);
+  });
+
+  it('Parquet landing files: types from the Parquet schema, read over ranged GETs, rescued misfits', async () => {
+    const t = await setup({ format: 'parquet' });
+    await t.parquetRound('a.parquet', [
+      { name: 'id', data: [1n, 2n, 3n], type: 'INT64' },
+      { name: 'price', data: [9.5, null, 1], type: 'DOUBLE' },
+      { name: 'note', data: [null, null, null], type: 'INT32' },
+    ]);
+    await t.parquetRound('b.parquet', [
+      { name: 'id', data: ['x7', '4'], type: 'STRING' },
+      { name: 'city', data: ['Oslo', null], type: 'STRING' },
+    ]);
+    await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    const table = await readWithDeltalake(t.uri);
+    expect(table.versions['0']?.schema.slice(0, 3)).toEqual([
+      ['id', 'int64'],
+      ['price', 'double'],
+      ['note', 'int64'],
+    ]);
+    expect(table.versions['0']?.records.map((r) => r.price)).toEqual([9.5, null, 1]);
+    const v1 = table.versions['1'];
+    expect(v1?.rows).toBe(5);
+    expect(v1?.schema).toContainEqual(['city', 'string']);
+    // b.parquet declares id as text: its values do not fit the long column (as a JSON string would not).
+    const landing = `s3://${t.h.resources.landingBucket}/events/b.parquet`;
+    expect(v1?.records.filter((r) => r._manifest_version === 2).map((r) => [r.id, r.city])).toEqual([
+      [null, 'Oslo'],
+      [null, null],
+    ]);
+    expect(v1?.rescued.map((r) => JSON.parse(r))).toEqual([
+      { id: 'x7', _file_path: landing },
+      { id: '4', _file_path: landing },
+    ]);
   });
 });

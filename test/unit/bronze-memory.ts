@@ -1,22 +1,42 @@
-import type { DeltaStore, SinkCursor, SinkCursorStore, SourceObjects } from '../../shared/bronze/ports.ts';
+import type {
+  DeltaStore,
+  RandomAccessObject,
+  SinkCursor,
+  SinkCursorStore,
+  SourceObjects,
+} from '../../shared/bronze/ports.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { buildManifest } from '../../shared/manifest.ts';
 import type { ObjectRef } from '../../shared/model.ts';
 
 /** Landing objects in memory, served in small chunks so readers see records split across chunks. */
 export class MemorySources implements SourceObjects {
-  readonly objects = new Map<string, string>();
+  readonly objects = new Map<string, string | Uint8Array>();
+  /** Bytes fetched by ranged reads, to check a Parquet file is not read whole. */
+  rangeBytes = 0;
   opened = 0;
   constructor(private readonly chunk = 7) {}
   async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined> {
     const text = this.objects.get(ref.key);
     if (text === undefined) return undefined;
     this.opened += 1;
-    const bytes = new TextEncoder().encode(text);
+    const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
     const size = this.chunk;
     return (async function* () {
       for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
     })();
+  }
+  async openRandom(ref: ObjectRef): Promise<RandomAccessObject | undefined> {
+    const body = this.objects.get(ref.key);
+    if (body === undefined) return undefined;
+    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+    return {
+      byteLength: bytes.byteLength,
+      slice: async (start, end = bytes.byteLength) => {
+        this.rangeBytes += end - start;
+        return bytes.slice(start, end).buffer as ArrayBuffer;
+      },
+    };
   }
 }
 
