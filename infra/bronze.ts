@@ -12,7 +12,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { bronzeLocation } from '../shared/bronze/config.ts';
+import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
 import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import type { PipelineConfig } from '../shared/config.ts';
 import { projectRoot } from '../shared/project-root.ts';
@@ -145,6 +145,19 @@ export class BronzeSink extends Construct {
         : state.manifestBucket.bucketArn;
       allow(['s3:GetObject', 's3:PutObject'], [`${bucketArn}/${prefix === '' ? '' : `${prefix}/`}*`]);
       allow(['s3:ListBucket'], [bucketArn]);
+    }
+    // cleanSource: delete (and, for move, write the archive) only under the tables that ask for it.
+    const bucketArnOf = (name: string) =>
+      Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: name });
+    for (const table of bronzeTables) {
+      const clean = table.bronze?.cleanSource;
+      if (!clean) continue;
+      const landingArn = table.bucket ? bucketArnOf(table.bucket) : state.landingBucket.bucketArn;
+      allow(['s3:DeleteObject', 's3:DeleteObjectVersion'], [`${landingArn}/${table.prefix}*`]);
+      if (clean.moveTo) {
+        const to = parseS3Url(clean.moveTo);
+        allow(['s3:PutObject'], [`${bucketArnOf(to.bucket)}/${to.prefix === '' ? '' : `${to.prefix}/`}*`]);
+      }
     }
     this.queue.grantSendMessages(this.fn);
     for (const resource of wildcards) {

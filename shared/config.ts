@@ -1,5 +1,5 @@
 import { keyTimeSchema } from './backfill/key-time.ts';
-import { bronzeConfigSchema } from './bronze/config.ts';
+import { bronzeConfigSchema, parseS3Url } from './bronze/config.ts';
 import { DEFAULTS } from './defaults.ts';
 import { ConfigError } from './errors.ts';
 import { issueLines, z } from './schema.ts';
@@ -72,6 +72,15 @@ export function parsePipelineConfig(input: unknown): PipelineConfig {
       if (seen.has(table.name)) problems.push(`tables: duplicate table name '${table.name}'`);
       seen.add(table.name);
       for (const problem of tableProblems(table)) problems.push(`tables: ${table.name}.${problem}`);
+      // A file moved back under the table's own prefix would arrive as a new file and be ingested again.
+      const moveTo = table.bronze?.cleanSource?.moveTo;
+      if (moveTo) {
+        const to = parseS3Url(moveTo);
+        if ((!table.bucket || table.bucket === to.bucket) && `${to.prefix}/`.startsWith(table.prefix))
+          problems.push(
+            `tables: ${table.name}.bronze.cleanSource.moveTo: ${moveTo} is under the table's own prefix '${table.prefix}'; moved files would be ingested again`,
+          );
+      }
     }
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);

@@ -29,6 +29,37 @@ export const DEFAULT_CHECKPOINT_INTERVAL = 100;
 export const EVOLUTION_MODES = ['addNewColumns', 'rescue', 'failOnNewColumns', 'none'] as const;
 export type EvolutionMode = (typeof EVOLUTION_MODES)[number];
 
+const S3_URL = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/;
+
+/**
+ * Auto Loader's `cloudFiles.cleanSource` (docs/bronze.md, "cleanSource"): landing files of versions already
+ * in the Delta table, committed at least `retentionDays` ago, are deleted or moved under `moveTo`.
+ */
+export const cleanSourceSchema = z
+  .object({
+    action: z.enum(['delete', 'move']),
+    /** Days after the version's commit. Auto Loader's `cleanSource.retentionDuration` default: 30 days. */
+    retentionDays: z
+      .number()
+      .min(0, 'retentionDays must be 0 or more')
+      .max(3650, 'retentionDays must be at most 3650')
+      .default(30),
+    /** `s3://bucket[/prefix]`; a moved file keeps its key under it. Only with `move`. */
+    moveTo: z.string().regex(S3_URL, 'moveTo must be s3://bucket[/prefix]').optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.action === 'move' && !value.moveTo)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['moveTo'],
+        message: "action 'move' needs moveTo: s3://bucket/prefix",
+      });
+    if (value.action === 'delete' && value.moveTo)
+      ctx.addIssue({ code: 'custom', path: ['moveTo'], message: "moveTo is only for action 'move'" });
+  });
+
+export type CleanSourceConfig = z.infer<typeof cleanSourceSchema>;
+
 export const bronzeConfigSchema = z
   .object({
     /**
@@ -40,10 +71,7 @@ export const bronzeConfigSchema = z
     schemaHints: z.record(z.string().min(1), z.enum(BRONZE_TYPES)).default({}),
     evolution: z.enum(EVOLUTION_MODES).default('addNewColumns'),
     /** `s3://bucket/prefix` of the Delta table. Default: `s3://<manifest bucket>/<table>/_bronze`. */
-    location: z
-      .string()
-      .regex(/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/, 'location must be s3://bucket[/prefix]')
-      .optional(),
+    location: z.string().regex(S3_URL, 'location must be s3://bucket[/prefix]').optional(),
     /** A data file is closed once it reaches this size (checked per row group). */
     maxFileBytes: z
       .number()
@@ -58,6 +86,8 @@ export const bronzeConfigSchema = z
       .min(1, 'checkpointInterval must be at least 1')
       .max(10_000, 'checkpointInterval must be at most 10000 (a reader would replay that many commits)')
       .default(DEFAULT_CHECKPOINT_INTERVAL),
+    /** Off unless set: landing files stay where they are. */
+    cleanSource: cleanSourceSchema.optional(),
   })
   .superRefine((value, ctx) => {
     for (const column of Object.keys(value.schemaHints)) {
@@ -73,16 +103,20 @@ export const bronzeConfigSchema = z
 export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;
 export type BronzeConfigInput = z.input<typeof bronzeConfigSchema>;
 
+/** `s3://bucket/prefix/` -> bucket and prefix without a trailing slash. */
+export function parseS3Url(url: string): { bucket: string; prefix: string } {
+  const rest = url.slice('s3://'.length);
+  const slash = rest.indexOf('/');
+  const bucket = slash < 0 ? rest : rest.slice(0, slash);
+  const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/\/+$/, '');
+  return { bucket, prefix };
+}
+
 /** Where a table's Delta table lives: its configured location or the default under the manifest bucket. */
 export function bronzeLocation(
   table: string,
   config: Pick<BronzeConfig, 'location'>,
   manifestBucket: string,
 ): { bucket: string; prefix: string } {
-  const url = config.location ?? `s3://${manifestBucket}/${table}/_bronze`;
-  const rest = url.slice('s3://'.length);
-  const slash = rest.indexOf('/');
-  const bucket = slash < 0 ? rest : rest.slice(0, slash);
-  const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/\/+$/, '');
-  return { bucket, prefix };
+  return parseS3Url(config.location ?? `s3://${manifestBucket}/${table}/_bronze`);
 }

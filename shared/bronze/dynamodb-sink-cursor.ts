@@ -6,6 +6,8 @@ import type { TableSchema } from './schema.ts';
 
 /** `SINK#<table>`: the bronze sink's cursor, in the ledger table beside `TABLE#<table>`. */
 export const sinkCursorKey = (table: string) => ({ pk: `SINK#${table}`, sk: 'S' });
+/** cleanSource's cursor: its own item, so the sink's full-item put of `S` never overwrites it. */
+export const cleanCursorKey = (table: string) => ({ pk: `SINK#${table}`, sk: 'C' });
 
 export class DynamoDbSinkCursorStore implements SinkCursorStore {
   private readonly doc: DynamoDBDocumentClient;
@@ -61,6 +63,35 @@ export class DynamoDbSinkCursorStore implements SinkCursorStore {
       )
         return false;
       throw classifyAwsError('advance sink cursor', error);
+    }
+  }
+
+  async getCleaned(table: string): Promise<number> {
+    try {
+      const { Item } = await this.doc.send(
+        new GetCommand({ TableName: this.tableName, Key: cleanCursorKey(table), ConsistentRead: true }),
+      );
+      return (Item?.cleanedVersion as number | undefined) ?? 0;
+    } catch (error) {
+      throw classifyAwsError('read clean cursor', error);
+    }
+  }
+
+  async advanceCleaned(table: string, from: number, to: number): Promise<boolean> {
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...cleanCursorKey(table), cleanedVersion: to },
+          // Same race as the sink cursor: two overlapping runs move it once.
+          ConditionExpression: from === 0 ? 'attribute_not_exists(pk)' : 'cleanedVersion = :from',
+          ExpressionAttributeValues: from === 0 ? undefined : { ':from': from },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw classifyAwsError('advance clean cursor', error);
     }
   }
 }

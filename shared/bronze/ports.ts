@@ -47,4 +47,21 @@ export interface SinkCursorStore {
   get(table: string): Promise<SinkCursor>;
   /** Conditional on the cursor still being at `from`: two sinks racing advance it once. */
   advance(from: SinkCursor, to: SinkCursor): Promise<boolean>;
+  /** cleanSource's cursor: the last manifest version whose landing files were cleaned (0: none). */
+  getCleaned(table: string): Promise<number>;
+  advanceCleaned(table: string, from: number, to: number): Promise<boolean>;
+}
+
+/** cleanSource's S3 calls on landing files. Both are safe to repeat. */
+export interface LandingCleaner {
+  /** Deletes the object (its version, when the manifest names one); an absent object is already done. */
+  remove(ref: ObjectRef): Promise<void>;
+  /**
+   * Copies the object to `<to.prefix>/<key>` in `to.bucket`, then removes it. A source already gone is done
+   * (a crash after the delete); `'tooLarge'` when it cannot be copied in one request (left in place).
+   */
+  move(
+    ref: ObjectRef,
+    to: { readonly bucket: string; readonly prefix: string },
+  ): Promise<'moved' | 'gone' | 'tooLarge'>;
 }

@@ -10,6 +10,7 @@ import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import type { SinkDeps } from '../usecases/sink.ts';
 import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
 import { S3DeltaStore, S3SourceObjects } from './s3-delta-store.ts';
+import { S3LandingCleaner } from './s3-landing-cleaner.ts';
 import { type SinkNudger, SqsSinkNudger } from './sink-queue.ts';
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -50,6 +51,7 @@ export function sinkRuntimeFromEnv(
       client: dynamodb,
       tableName: required(env, 'INLET_LEDGER_TABLE'),
     }),
+    cleaner: new S3LandingCleaner(s3),
     manifestBucket,
     log,
     now: Date.now,

@@ -1,11 +1,18 @@
 import { type BronzeConfig, bronzeLocation } from '../bronze/config.ts';
-import type { DeltaStore, SinkCursor, SinkCursorStore, SourceObjects } from '../bronze/ports.ts';
+import type {
+  DeltaStore,
+  LandingCleaner,
+  SinkCursor,
+  SinkCursorStore,
+  SourceObjects,
+} from '../bronze/ports.ts';
 import { checkpointDue, writeCheckpoint } from '../bronze/snapshot.ts';
 import { writeVersion } from '../bronze/write-version.ts';
 import type { PipelineConfig } from '../config.ts';
 import { InletError } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { BatchStore } from '../storage/batch-store.ts';
+import { cleanSource } from './sink-clean.ts';
 import { tailVersions } from './sink-tail.ts';
 
 export interface SinkDeps {
@@ -16,6 +23,8 @@ export interface SinkDeps {
   /** The Delta table at `s3://bucket/prefix`. */
   readonly deltaAt: (bucket: string, prefix: string) => DeltaStore;
   readonly cursors: SinkCursorStore;
+  /** Needed only by tables with `cleanSource`. */
+  readonly cleaner?: LandingCleaner;
   readonly manifestBucket: string;
   readonly log: Log;
   /** epoch ms */
@@ -28,6 +37,8 @@ export interface SinkOutcome {
   readonly written: readonly number[];
   /** False when the time budget ran out first: the caller asks for another run. */
   readonly caughtUp: boolean;
+  /** Manifest versions whose landing files cleanSource deleted or moved in this call. */
+  readonly cleaned?: readonly number[];
   readonly cursor: SinkCursor;
 }
 
@@ -82,6 +93,29 @@ export class SinkTable {
       written.push(result.deltaVersion);
       cursor = next;
     }
-    return { table, written, caughtUp: true, cursor };
+    return {
+      table,
+      written,
+      caughtUp: true,
+      cursor,
+      cleaned: await this.clean(table, config, cursor, deadline),
+    };
+  }
+
+  /** After catching up, so "in the Delta table" is as recent as it gets (manifest version = Delta + 1). */
+  private async clean(table: string, config: BronzeConfig, cursor: SinkCursor, deadline: number) {
+    if (!config.cleanSource) return [];
+    const { cleaner } = this.deps;
+    if (!cleaner)
+      throw new InletError(`table ${table} has cleanSource but the sink has no cleaner`, {
+        retryable: false,
+      });
+    return cleanSource(
+      { ...this.deps, cleaner },
+      table,
+      config.cleanSource,
+      cursor.deltaVersion + 1,
+      deadline,
+    );
   }
 }

@@ -183,4 +183,39 @@ describe('IAM', () => {
       ].sort(),
     );
   });
+
+  it('gives the bronze sink delete (and archive writes) only under the tables with cleanSource', () => {
+    const grants = allows(
+      synth({
+        tables: [
+          { name: 'orders', prefix: 'orders/', bronze: { format: 'json' } },
+          {
+            name: 'clicks',
+            prefix: 'clicks/',
+            bronze: { format: 'csv', cleanSource: { action: 'move', moveTo: 's3://archive/old' } },
+          },
+          { name: 'views', prefix: 'views/', bronze: { format: 'csv', cleanSource: { action: 'delete' } } },
+        ],
+      }),
+    );
+    const sink = grants.filter((g) => /^InletBronze.*ServiceRoleDefaultPolicy/.test(g.id));
+    const cleaning = sink
+      .filter((g) => /^s3:(Delete|PutObject)/.test(g.action) && !g.resource.includes('_bronze'))
+      .map((g) => `${g.action} ${g.resource}`)
+      .sort();
+    expect(cleaning).toEqual(
+      [
+        's3:DeleteObject Landing/clicks/*',
+        's3:DeleteObjectVersion Landing/clicks/*',
+        's3:DeleteObject Landing/views/*',
+        's3:DeleteObjectVersion Landing/views/*',
+        's3:PutObject arn:<AWS::Partition>:s3:::archive/old/*',
+      ].sort(),
+    );
+    expect(
+      allows(synth({ tables: [{ name: 'o', prefix: 'o/', bronze: { format: 'json' } }] })).filter(
+        (g) => g.action.startsWith('s3:Delete') && /^InletBronze/.test(g.id),
+      ),
+    ).toEqual([]);
+  });
 });

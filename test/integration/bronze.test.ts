@@ -6,9 +6,11 @@ import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { venvPython } from '../../local/paths.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
+import type { CleanSourceConfig } from '../../shared/bronze/config.ts';
 import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import type { DeltaStore } from '../../shared/bronze/ports.ts';
 import { S3DeltaStore, S3SourceObjects } from '../../shared/bronze/s3-delta-store.ts';
+import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import type { PipelineConfigInput } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
@@ -40,7 +42,10 @@ async function readWithDeltalake(uri: string, from = 0, appId?: string): Promise
   return JSON.parse(stdout) as ReadBack;
 }
 
-async function setup(bronze: NonNullable<PipelineConfigInput['tables'][number]['bronze']>) {
+async function setup(
+  bronze: NonNullable<PipelineConfigInput['tables'][number]['bronze']>,
+  cleanSource?: (landingBucket: string) => CleanSourceConfig,
+) {
   const clients = testClients();
   clientSets.push(clients);
   const config = { tables: [{ name: 'events', prefix: 'events/', bronze }] };
@@ -75,8 +80,19 @@ async function setup(bronze: NonNullable<PipelineConfigInput['tables'][number]['
     client: clients.dynamodb,
     tableName: h.resources.ledgerTable,
   });
+  // cleanSource names a bucket only known once the harness made it.
+  const withClean = cleanSource?.(h.resources.landingBucket);
   const sink = new SinkTable({
-    config: h.config,
+    config: withClean
+      ? {
+          ...h.config,
+          tables: h.config.tables.map((t) => ({
+            ...t,
+            bronze: t.bronze && { ...t.bronze, cleanSource: withClean },
+          })),
+        }
+      : h.config,
+    cleaner: new S3LandingCleaner(clients.s3),
     store: h.store,
     sources: new S3SourceObjects(clients.s3),
     deltaAt,
@@ -299,5 +315,33 @@ describe('bronze Delta table, read back by delta-rs', () => {
       { id: 'x7', _file_path: landing },
       { id: '4', _file_path: landing },
     ]);
+  });
+
+  it('cleanSource moves landing files of written versions (keys with space, + and unicode) and repeats safely', async () => {
+    const t = await setup({ format: 'jsonl' }, (landing) => ({
+      action: 'move',
+      moveTo: `s3://${landing}/archive`,
+      retentionDays: 0,
+    }));
+    const key = 'a b+c é.json';
+    await t.round({ [key]: '{"n":1}\n' });
+    const outcome = await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    expect(outcome).toMatchObject({ written: [0], cleaned: [1] });
+    const landing = t.h.resources.landingBucket;
+    const exists = async (k: string) =>
+      t.h.clients.s3.send(new GetObjectCommand({ Bucket: landing, Key: k })).then(
+        async (r) => r.Body?.transformToString(),
+        (e: Error) => (e.name === 'NoSuchKey' ? undefined : Promise.reject(e)),
+      );
+    expect(await exists(`events/${key}`)).toBeUndefined();
+    expect(await exists(`archive/events/${key}`)).toBe('{"n":1}\n');
+    // The table still has the row: cleaning never touches the Delta table.
+    expect((await readWithDeltalake(t.uri)).versions['0']?.rows).toBe(1);
+    // A repeat (a crash after the delete, before the clean cursor) finds the source gone and is done.
+    const cleaner = new S3LandingCleaner(t.h.clients.s3);
+    const ref = (await t.h.store.getManifest('events', 1))?.files[0];
+    if (!ref) throw new Error('no manifest 1');
+    expect(await cleaner.move(ref, { bucket: landing, prefix: 'archive' })).toBe('gone');
+    await cleaner.remove(ref);
   });
 });

@@ -90,6 +90,15 @@ export class MemoryCursors implements SinkCursorStore {
     this.items.set(to.table, to);
     return true;
   }
+  readonly cleaned = new Map<string, number>();
+  async getCleaned(table: string): Promise<number> {
+    return this.cleaned.get(table) ?? 0;
+  }
+  async advanceCleaned(table: string, from: number, to: number): Promise<boolean> {
+    if ((this.cleaned.get(table) ?? 0) !== from) return false;
+    this.cleaned.set(table, to);
+    return true;
+  }
 }
 
 export function manifestOf(table: string, version: number, keys: readonly string[]): Manifest {
