@@ -15,6 +15,7 @@ import { cost } from './cost.ts';
 import { incremental } from './incremental.ts';
 import { latency } from './latency.ts';
 import { rawWrites } from './raw-writes.ts';
+import { sink } from './sink.ts';
 import { type BenchContext, type Benchmark, log, quick, seconds } from './support.ts';
 
 /** `npx inlet --help` and `npx inlet status` against a local pipeline (bench/cli.ts). */
@@ -26,7 +27,16 @@ const cli: Benchmark = {
 };
 
 /** In order: a benchmark may read an earlier one's results or fixtures (raw writes read the cost's time). */
-const BENCHMARKS: readonly Benchmark[] = [cost, latency, rawWrites, incremental, backfill, bundles, cli];
+const BENCHMARKS: readonly Benchmark[] = [
+  cost,
+  latency,
+  rawWrites,
+  incremental,
+  backfill,
+  bundles,
+  cli,
+  sink,
+];
 
 /** `--only a,b`: just those (a benchmark's prerequisites included by the caller); results are printed only. */
 const only = process.argv

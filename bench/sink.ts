@@ -1,0 +1,158 @@
+// The bronze sink (docs/bronze.md): rows and landing megabytes per second it turns into Delta commits, and its
+// bundle's size and cold import time.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { build } from 'esbuild';
+import pLimit from 'p-limit';
+import { projectRoot } from '../local/paths.ts';
+import { createClients, destroyClients } from '../shared/aws/clients.ts';
+import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
+import { S3DeltaStore, S3SourceObjects } from '../shared/bronze/s3-delta-store.ts';
+import { silentLog } from '../shared/log.ts';
+import { SinkTable } from '../shared/usecases/sink.ts';
+import { PipelineHarness } from '../test/support/harness.ts';
+import { type Benchmark, drain, log, percentile, quick, seconds, sendEvents } from './support.ts';
+
+/** Landing files of JSON Lines, ~100 bytes a row, a few rows rescued, across two committed versions. */
+const SINK_SIZE = quick ? { files: 8, rows: 5_000 } : { files: 20, rows: 25_000 };
+
+export const sink: Benchmark = {
+  name: 'sink',
+  async run({ target, observer }) {
+    log(`bronze sink: ${SINK_SIZE.files} files of ${SINK_SIZE.rows} rows`);
+    const clients = createClients(target);
+    try {
+      const h = await PipelineHarness.create(clients, {
+        config: {
+          tables: [{ name: 'lake', prefix: 'lake/', bronze: { format: 'jsonl' } }],
+          leaseSeconds: 300,
+        },
+        batchSize: 1_000,
+        batchingWindowMs: 1_000,
+        visibilityTimeout: 300,
+        notifications: false,
+        countRequests: false,
+      });
+      let bytes = 0;
+      const limit = pLimit(4);
+      const keys: string[] = [];
+      // Two rounds: two manifest versions, so the timing covers a commit after a schema is known.
+      for (const round of [0, 1]) {
+        const batch = Array.from({ length: SINK_SIZE.files / 2 }, (_, i) => `lake/r${round}-${i}.json`);
+        await Promise.all(
+          batch.map((Key, i) =>
+            limit(async () => {
+              const body = jsonl(round * 1_000_000 + i * SINK_SIZE.rows, SINK_SIZE.rows);
+              bytes += Buffer.byteLength(body);
+              await observer.s3.send(
+                new PutObjectCommand({ Bucket: h.resources.landingBucket, Key, Body: body }),
+              );
+            }),
+          ),
+        );
+        keys.push(...batch);
+        await sendEvents(observer, h.resources.ingestQueue.url, h.resources.landingBucket, batch);
+        await drain(h, observer);
+      }
+      const table = new SinkTable({
+        config: h.config,
+        store: h.store,
+        sources: new S3SourceObjects(clients.s3),
+        deltaAt: (bucket, prefix) => new S3DeltaStore(clients.s3, bucket, prefix),
+        cursors: new DynamoDbSinkCursorStore({
+          client: clients.dynamodb,
+          tableName: h.resources.ledgerTable,
+        }),
+        manifestBucket: h.resources.manifestBucket,
+        log: silentLog,
+        now: Date.now,
+      });
+      const started = performance.now();
+      const outcome = await table.catchUp('lake', Number.POSITIVE_INFINITY);
+      const ms = performance.now() - started;
+      const rows = outcome.cursor.rows;
+      if (rows !== SINK_SIZE.files * SINK_SIZE.rows)
+        throw new Error(`sink wrote ${rows} rows of ${keys.length} files`);
+      return {
+        sink: {
+          files: keys.length,
+          rows,
+          landingMB: Math.round((bytes / 1e6) * 10) / 10,
+          deltaVersions: outcome.written.length,
+          seconds: seconds(ms),
+          rowsPerSecond: Math.round(rows / (ms / 1000)),
+          mbPerSecond: Math.round((bytes / 1e6 / (ms / 1000)) * 100) / 100,
+          bundle: await sinkBundle(),
+        },
+      };
+    } finally {
+      destroyClients(clients);
+    }
+  },
+};
+
+function jsonl(first: number, rows: number): string {
+  const lines: string[] = [];
+  for (let i = 0; i < rows; i++) {
+    const id = first + i;
+    // One row in 1,000 has an amount that does not fit its column: the rescue path is timed too.
+    const amount = id % 1_000 === 0 ? '"n/a"' : String((id % 977) / 10);
+    lines.push(
+      `{"id":${id},"customer":"c-${id % 5_003}","amount":${amount},"paid":${id % 2 === 0},"note":"order ${id}"}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The sink function bundled as the CDK bundles functions (esbuild, minified ESM), and its cold import. */
+async function sinkBundle() {
+  const dir = mkdtempSync(join(tmpdir(), 'inlet-bench-sink-'));
+  try {
+    const outfile = join(dir, 'sink.mjs');
+    await build({
+      entryPoints: [join(projectRoot, 'functions', 'sink.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22',
+      minify: true,
+      mainFields: ['module', 'main'],
+      banner: {
+        js: "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
+      },
+      logLevel: 'silent',
+    });
+    const env = {
+      ...process.env,
+      AWS_REGION: 'us-east-1',
+      INLET_CONFIG: JSON.stringify({
+        tables: [{ name: 'lake', prefix: 'lake/', bronze: { format: 'jsonl' } }],
+      }),
+      INLET_LEDGER_TABLE: 'ledger',
+      INLET_MANIFEST_BUCKET: 'manifests',
+      INLET_SINK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sink.fifo',
+      NODE_NO_WARNINGS: '1',
+    };
+    const runs: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const result = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const t = performance.now(); await import(${JSON.stringify(outfile)}); console.log(performance.now() - t);`,
+        ],
+        { env, encoding: 'utf8' },
+      );
+      if (result.status !== 0) throw new Error(`importing the sink bundle failed: ${result.stderr}`);
+      runs.push(Number(result.stdout.trim().split('\n').pop()));
+    }
+    return { bytes: statSync(outfile).size, initMs: Math.round(percentile(runs, 50) * 10) / 10 };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
