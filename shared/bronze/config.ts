@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../schema.ts';
 
 /** Column types a bronze table can hold: the Delta primitive types the sink reads and writes. */
 export const BRONZE_TYPES = ['string', 'long', 'double', 'boolean'] as const;
@@ -39,24 +39,30 @@ export const cleanSourceSchema = z
   .object({
     action: z.enum(['delete', 'move']),
     /** Days after the version's commit. Auto Loader's `cleanSource.retentionDuration` default: 30 days. */
-    retentionDays: z
-      .number()
-      .min(0, 'retentionDays must be 0 or more')
-      .max(3650, 'retentionDays must be at most 3650')
-      .default(30),
+    retentionDays: z._default(
+      z
+        .number()
+        .check(
+          z.gte(0, 'retentionDays must be 0 or more'),
+          z.lte(3650, 'retentionDays must be at most 3650'),
+        ),
+      30,
+    ),
     /** `s3://bucket[/prefix]`; a moved file keeps its key under it. Only with `move`. */
-    moveTo: z.string().regex(S3_URL, 'moveTo must be s3://bucket[/prefix]').optional(),
+    moveTo: z.optional(z.string().check(z.regex(S3_URL, 'moveTo must be s3://bucket[/prefix]'))),
   })
-  .superRefine((value, ctx) => {
-    if (value.action === 'move' && !value.moveTo)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['moveTo'],
-        message: "action 'move' needs moveTo: s3://bucket/prefix",
-      });
-    if (value.action === 'delete' && value.moveTo)
-      ctx.addIssue({ code: 'custom', path: ['moveTo'], message: "moveTo is only for action 'move'" });
-  });
+  .check(
+    z.superRefine((value, ctx) => {
+      if (value.action === 'move' && !value.moveTo)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['moveTo'],
+          message: "action 'move' needs moveTo: s3://bucket/prefix",
+        });
+      if (value.action === 'delete' && value.moveTo)
+        ctx.addIssue({ code: 'custom', path: ['moveTo'], message: "moveTo is only for action 'move'" });
+    }),
+  );
 
 export type CleanSourceConfig = z.infer<typeof cleanSourceSchema>;
 
@@ -68,37 +74,45 @@ export const bronzeConfigSchema = z
      */
     format: z.enum(['json', 'jsonl', 'csv', 'parquet']),
     /** Column -> type; overrides inference, e.g. `{ "zip": "string" }` so leading zeros survive. */
-    schemaHints: z.record(z.string().min(1), z.enum(BRONZE_TYPES)).default({}),
-    evolution: z.enum(EVOLUTION_MODES).default('addNewColumns'),
+    schemaHints: z._default(z.record(z.string().check(z.minLength(1)), z.enum(BRONZE_TYPES)), {}),
+    evolution: z._default(z.enum(EVOLUTION_MODES), 'addNewColumns'),
     /** `s3://bucket/prefix` of the Delta table. Default: `s3://<manifest bucket>/<table>/_bronze`. */
-    location: z.string().regex(S3_URL, 'location must be s3://bucket[/prefix]').optional(),
+    location: z.optional(z.string().check(z.regex(S3_URL, 'location must be s3://bucket[/prefix]'))),
     /** A data file is closed once it reaches this size (checked per row group). */
-    maxFileBytes: z
-      .number()
-      .int()
-      .min(1024 * 1024, 'maxFileBytes must be at least 1 MiB')
-      .max(512 * 1024 * 1024, 'maxFileBytes must be at most 512 MiB (a file is built in memory)')
-      .default(DEFAULT_MAX_FILE_BYTES),
+    maxFileBytes: z._default(
+      z
+        .int()
+        .check(
+          z.gte(1024 * 1024, 'maxFileBytes must be at least 1 MiB'),
+          z.lte(512 * 1024 * 1024, 'maxFileBytes must be at most 512 MiB (a file is built in memory)'),
+        ),
+      DEFAULT_MAX_FILE_BYTES,
+    ),
     /** A Delta checkpoint every this many versions (docs/bronze.md, "Checkpoints"). */
-    checkpointInterval: z
-      .number()
-      .int('checkpointInterval must be a whole number of versions')
-      .min(1, 'checkpointInterval must be at least 1')
-      .max(10_000, 'checkpointInterval must be at most 10000 (a reader would replay that many commits)')
-      .default(DEFAULT_CHECKPOINT_INTERVAL),
+    checkpointInterval: z._default(
+      z
+        .int('checkpointInterval must be a whole number of versions')
+        .check(
+          z.gte(1, 'checkpointInterval must be at least 1'),
+          z.lte(10_000, 'checkpointInterval must be at most 10000 (a reader would replay that many commits)'),
+        ),
+      DEFAULT_CHECKPOINT_INTERVAL,
+    ),
     /** Off unless set: landing files stay where they are. */
-    cleanSource: cleanSourceSchema.optional(),
+    cleanSource: z.optional(cleanSourceSchema),
   })
-  .superRefine((value, ctx) => {
-    for (const column of Object.keys(value.schemaHints)) {
-      if (SYSTEM_COLUMNS.includes(column))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['schemaHints', column],
-          message: `'${column}' is a column the sink adds; it cannot be hinted`,
-        });
-    }
-  });
+  .check(
+    z.superRefine((value, ctx) => {
+      for (const column of Object.keys(value.schemaHints)) {
+        if (SYSTEM_COLUMNS.includes(column))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['schemaHints', column],
+            message: `'${column}' is a column the sink adds; it cannot be hinted`,
+          });
+      }
+    }),
+  );
 
 export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;
 export type BronzeConfigInput = z.input<typeof bronzeConfigSchema>;
