@@ -2,7 +2,8 @@ import { keyTimeSchema } from './backfill/key-time.ts';
 import { bronzeConfigSchema, parseS3Url } from './bronze/config.ts';
 import { DEFAULTS } from './defaults.ts';
 import { ConfigError } from './errors.ts';
-import { issueLines, z } from './schema.ts';
+import * as z from './zod.ts';
+import { issueLines } from './zod.ts';
 
 export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
 

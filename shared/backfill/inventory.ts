@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError, DefiniteFailureError } from '../errors.ts';
-import { z } from '../schema.ts';
+import * as z from '../zod.ts';
 import type { ListedObject, ListPage } from './ports.ts';
 
 /**

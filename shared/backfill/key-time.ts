@@ -1,4 +1,4 @@
-import { z } from '../schema.ts';
+import * as z from '../zod.ts';
 
 /** Tokens a key time pattern may use, coarsest first; UTC. */
 const TOKENS = ['YYYY', 'MM', 'DD', 'HH'] as const;

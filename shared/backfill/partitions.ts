@@ -1,4 +1,4 @@
-import { z } from '../schema.ts';
+import * as z from '../zod.ts';
 import type { ObjectLister } from './ports.ts';
 
 /**

@@ -1,7 +1,8 @@
 import picomatch from 'picomatch';
 import type { PipelineConfig, TableConfig } from '../config.ts';
 import { InletError } from '../errors.ts';
-import { issueLines, z } from '../schema.ts';
+import * as z from '../zod.ts';
+import { issueLines } from '../zod.ts';
 import { prefixesInWindow } from './key-time.ts';
 import { type Partition, partitionSchema } from './partitions.ts';
 

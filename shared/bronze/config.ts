@@ -1,4 +1,4 @@
-import { z } from '../schema.ts';
+import * as z from '../zod.ts';
 
 /** Column types a bronze table can hold: the Delta primitive types the sink reads and writes. */
 export const BRONZE_TYPES = ['string', 'long', 'double', 'boolean'] as const;

@@ -1,5 +1,6 @@
 import type { ObjectRef } from '../model.ts';
-import { issueLines, z } from '../schema.ts';
+import * as z from '../zod.ts';
+import { issueLines } from '../zod.ts';
 import { decodeNotificationKey } from './s3-key.ts';
 import { normalizeVersionId } from './version-id.ts';
 

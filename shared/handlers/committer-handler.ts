@@ -2,9 +2,8 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
-import { z } from '../schema.ts';
-
 import { CommitBatch, type CommitDeps } from '../usecases/commit-batch.ts';
+import * as z from '../zod.ts';
 
 export type CommitterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 

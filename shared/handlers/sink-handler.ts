@@ -1,8 +1,8 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SinkNudger } from '../bronze/sink-queue.ts';
-import { z } from '../schema.ts';
 import { type SinkDeps, SinkTable } from '../usecases/sink.ts';
+import * as z from '../zod.ts';
 
 export type SinkHandler = (
   event: SQSEvent,

@@ -1,7 +1,8 @@
 import { ConfigError } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
-import { issueLines, z } from '../schema.ts';
 import { type SweepDeps, type SweepResult, sweepStale } from '../usecases/sweep.ts';
+import * as z from '../zod.ts';
+import { issueLines } from '../zod.ts';
 
 const positiveInt = (fallback: number) =>
   z._default(z.coerce.number().check(z.int(), z.positive()), fallback);
