@@ -46,6 +46,11 @@ export interface PendingVersion {
   readonly batchId: string;
   /** ISO-8601; becomes the manifest's committedAt so a rewritten manifest is byte-identical. */
   readonly reservedAt: string;
+  /**
+   * Group commit: every batch this version covers, `batchId` first. Absent means `[batchId]` (reservations
+   * written before group commit, and versions of one batch).
+   */
+  readonly batchIds?: readonly string[];
 }
 
 export interface TableRecord {

@@ -8,11 +8,12 @@ import {
   StagedListMissingError,
   UnknownOutcomeError,
 } from '../errors.ts';
-import type { Ledger } from '../ledger/ledger.ts';
+import { type Ledger, reservedBatchIds } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
-import { buildManifest, type Manifest, manifestKey } from '../manifest.ts';
+import { buildManifest, type Manifest, manifestKey, type StagedList } from '../manifest.ts';
 import type { BatchRecord, PendingVersion } from '../model.ts';
 import type { BatchStore, EventPublisher } from '../storage/batch-store.ts';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits, mapLimit, selectGroup } from './commit-group.ts';
 
 export interface CommitDeps {
   readonly ledger: Ledger;
@@ -21,14 +22,19 @@ export interface CommitDeps {
   readonly log: Log;
   /** epoch ms */
   readonly now: () => number;
+  /** Group commit bounds. @default DEFAULT_GROUP_LIMITS */
+  readonly group?: GroupLimits;
 }
 
 export interface CommitOutcome {
   readonly table: string;
   readonly batchId: string;
-  /** 'committed' now, or it already was (a duplicate request). */
+  /** 'committed' now, or it already was (a duplicate request, or committed in another batch's group). */
   readonly result: 'committed' | 'already-committed';
   readonly version: number;
+  /** The version's batches when this call committed it (group commit), else this batch alone. */
+  readonly batchIds: readonly string[];
+  /** Files and bytes of the version when committed now; of this batch when it already was. */
   readonly files: number;
   readonly bytes: number;
   readonly minEventTime?: string;
@@ -44,17 +50,38 @@ export interface CommitOutcome {
 const MAX_RESERVE_ATTEMPTS = 5;
 /** Manifest puts answered 409 (a conditional write in flight) or 412 with nothing readable yet. */
 const MANIFEST_PUT_ATTEMPTS = 5;
+/** S3 and DynamoDB calls per group in flight at once (staged-list reads, deletes, published marks). */
+const GROUP_CONCURRENCY = 16;
 
 /** Full jitter, so two committers that collided do not collide again. */
 const backoff = (attempt: number) => sleep(Math.random() * Math.min(2000, 50 * 2 ** attempt));
+
+const sameIds = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((id, i) => id === b[i]);
+
+/** A version's batches as committed, with what C5 needs. */
+interface CommittedVersion {
+  readonly table: string;
+  readonly version: number;
+  readonly committedAt: string;
+  readonly batches: readonly BatchRecord[];
+  readonly files: number;
+  readonly bytes: number;
+}
 
 /**
  * The committer (docs/protocol.md, C1-C5). Runs one table at a time (FIFO group = table), but is safe if
  * two run at once: the reservation is a conditional write, the manifest a conditional put, the final step a
  * conditional transaction. Any of those may report an error although it was applied; each is re-read.
+ * Group commit: one version takes the requested batch and the table's other SEALED batches (the `sealed`
+ * index, one Query), within `GroupLimits`; their own requests then find them COMMITTED (C1).
  */
 export class CommitBatch {
-  constructor(private readonly deps: CommitDeps) {}
+  private readonly limits: GroupLimits;
+
+  constructor(private readonly deps: CommitDeps) {
+    this.limits = deps.group ?? DEFAULT_GROUP_LIMITS;
+  }
 
   async commit(table: string, batchId: string): Promise<CommitOutcome> {
     const { ledger } = this.deps;
@@ -62,45 +89,91 @@ export class CommitBatch {
     // C1. Nothing to do if done (but what follows the commit); refuse what was never sealed.
     let batch = await this.requireBatch(table, batchId);
     if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending);
+    // After a refused grouped reservation (a stale index entry, a batch committed meanwhile) the next try
+    // is this batch alone: progress never depends on the index.
+    let grouping = this.limits.maxBatches > 1;
 
     for (let attempt = 0; attempt < MAX_RESERVE_ATTEMPTS; attempt++) {
       const head = await ledger.getTable(table);
-      if (head.pending && head.pending.batchId !== batchId) {
+      if (head.pending && !reservedBatchIds(head.pending).includes(batchId)) {
         // A committer died after reserving: that version is finished first, so versions stay contiguous.
-        const other = await this.requireBatch(table, head.pending.batchId);
-        await this.publishReserved(other, head.pending);
+        await this.publishReserved(table, head.pending, new Map());
         finishedPending.push(head.pending.version);
         continue;
       }
       let pending = head.pending;
+      let known = new Map([[batchId, batch]]);
       if (!pending) {
-        if (await this.manifestAheadRaced(table, head.head, batchId)) continue;
-        // C2. Reserve head+1 (only while the batch is still SEALED).
+        const group = grouping ? await this.chooseGroup(batch) : [batch];
+        const batchIds = group.map((b) => b.batchId);
+        if (await this.manifestAheadRaced(table, head.head, batchIds)) continue;
+        // C2. Reserve head+1 for the group (only while every batch of it is still SEALED).
         const candidate: PendingVersion = {
           version: head.head + 1,
           batchId,
           reservedAt: new Date(this.deps.now()).toISOString(),
+          ...(batchIds.length > 1 ? { batchIds } : {}),
         };
         if (!(await ledger.reserveVersion(table, head.head, candidate))) {
           batch = await this.requireBatch(table, batchId);
           if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending);
+          grouping = false;
           continue;
         }
         pending = candidate;
+        known = new Map(group.map((b) => [b.batchId, b]));
       }
       // C3-C5.
-      const { result, published } = await this.publishReserved(batch, pending);
-      batch = { ...batch, state: 'COMMITTED', version: pending.version };
-      return this.outcome(batch, result, pending.version, finishedPending, published);
+      const { result, published, version } = await this.publishReserved(table, pending, known);
+      if (result === 'already-committed' || !version) {
+        batch = (await ledger.getBatch(table, batchId)) ?? batch;
+        return this.outcome(batch, result, finishedPending, published);
+      }
+      return {
+        ...this.outcome(
+          { ...batch, state: 'COMMITTED', version: version.version },
+          result,
+          finishedPending,
+          published,
+        ),
+        batchIds: version.batches.map((b) => b.batchId),
+        files: version.files,
+        bytes: version.bytes,
+        minEventTime: minOf(version.batches.map((b) => b.minEventTime)),
+      };
     }
     throw new InletError(`could not reserve a version for ${table}/${batchId}: the table head kept moving`, {
       retryable: true,
     });
   }
 
+  /** The requested batch and the table's other waiting batches, within the limits (one Query). */
+  private async chooseGroup(batch: BatchRecord): Promise<BatchRecord[]> {
+    const waiting = await this.deps.ledger.listSealedForCommit(batch.table, this.limits.maxBatches);
+    return selectGroup(batch, waiting, this.limits);
+  }
+
+  /**
+   * A request for a batch that is COMMITTED: only C5 may be left. The version may hold other batches
+   * (group commit): its manifest names them, and C5 is finished for all of them.
+   */
   private async alreadyCommitted(batch: BatchRecord, finishedPending: number[]): Promise<CommitOutcome> {
-    const published = await this.afterCommit(batch);
-    return this.outcome(batch, 'already-committed', batch.version ?? 0, finishedPending, published);
+    if (batch.publishedAt || batch.version === undefined)
+      return this.outcome(batch, 'already-committed', finishedPending, true);
+    const manifest = await this.deps.store.getManifest(batch.table, batch.version);
+    const ids = manifest?.batchIds.includes(batch.batchId) ? manifest.batchIds : [batch.batchId];
+    const batches = await mapLimit(ids, GROUP_CONCURRENCY, async (id) =>
+      id === batch.batchId ? batch : this.deps.ledger.getBatch(batch.table, id),
+    );
+    const published = await this.afterCommit({
+      table: batch.table,
+      version: batch.version,
+      committedAt: batch.committedAt ?? new Date(this.deps.now()).toISOString(),
+      batches: batches.filter((b): b is BatchRecord => b?.state === 'COMMITTED' && !b.publishedAt),
+      files: manifest?.fileCount ?? batch.fileCount ?? 0,
+      bytes: manifest?.bytes ?? batch.bytes ?? 0,
+    });
+    return this.outcome(batch, 'already-committed', finishedPending, published);
   }
 
   private async requireBatch(table: string, batchId: string): Promise<BatchRecord> {
@@ -113,57 +186,80 @@ export class CommitBatch {
   /**
    * Before reserving head+1: a manifest h+1 that the ledger does not know (ledger re-created or restored,
    * bucket shared by two stacks) would make every reservation end in ManifestConflictError, forever. One
-   * GetObject per commit buys a refusal that says what to do. Our own batch's manifest is not a conflict:
+   * GetObject per commit buys a refusal that says what to do. Our own group's manifest is not a conflict:
    * a ledger restored to before our commit reserves the same version again and C3 finds it ours. A racing
    * committer that reserved and wrote h+1 since our read is not one either: the table shows it (true).
    */
-  private async manifestAheadRaced(table: string, head: number, batchId: string): Promise<boolean> {
+  private async manifestAheadRaced(
+    table: string,
+    head: number,
+    batchIds: readonly string[],
+  ): Promise<boolean> {
     const existing = await this.deps.store.getManifest(table, head + 1);
     if (!existing) return false;
-    if (existing.batchIds.length === 1 && existing.batchIds[0] === batchId) return false;
+    if (sameIds(existing.batchIds, batchIds)) return false;
     const now = await this.deps.ledger.getTable(table);
     if (now.head !== head || now.pending) return true;
     this.deps.log.error('manifest bucket is ahead of the ledger', { table, head, found: existing.batchIds });
     throw new ManifestAheadOfLedgerError(table, head, existing.batchIds);
   }
 
-  /** C3 write the manifest (or find ours), C4 the commit transaction, C5 what follows the commit. */
+  /**
+   * C3 write the manifest (or find ours), C4 the commit transaction, C5 what follows the commit, for every
+   * batch of the reservation. `known` holds batch records already read; the others are read here (the
+   * recovery of a reservation a crashed committer left).
+   */
   private async publishReserved(
-    batch: BatchRecord,
+    table: string,
     pending: PendingVersion,
-  ): Promise<{ result: 'committed' | 'already-committed'; published: boolean }> {
+    known: ReadonlyMap<string, BatchRecord>,
+  ): Promise<{ result: 'committed' | 'already-committed'; published: boolean; version?: CommittedVersion }> {
     const { ledger, store, log } = this.deps;
-    if (!batch.stagedKey)
-      throw new BatchNotSealedError(batch.table, batch.batchId, `${batch.state} without a staged list`);
-    let list: Awaited<ReturnType<BatchStore['getStagedList']>>;
-    try {
-      list = await store.getStagedList(batch.stagedKey);
-    } catch (error) {
-      if (!(error instanceof StagedListMissingError)) throw error;
-      // Lists are deleted only after their commit: a racing committer finished this batch meanwhile.
-      const now = await ledger.getBatch(batch.table, batch.batchId);
+    const ids = reservedBatchIds(pending);
+    const batches = await mapLimit(
+      ids,
+      GROUP_CONCURRENCY,
+      async (id) => known.get(id) ?? this.requireBatch(table, id),
+    );
+    const lists = await mapLimit(batches, GROUP_CONCURRENCY, async (batch) => {
+      if (!batch.stagedKey)
+        throw new BatchNotSealedError(table, batch.batchId, `${batch.state} without a staged list`);
+      try {
+        return await store.getStagedList(batch.stagedKey);
+      } catch (error) {
+        if (!(error instanceof StagedListMissingError)) throw error;
+        return undefined;
+      }
+    });
+    const missing = batches.find((_, i) => lists[i] === undefined);
+    if (missing) {
+      // Lists are deleted only after their commit, and a version's batches commit in one transaction: a
+      // racing committer finished this version meanwhile.
+      const now = await ledger.getBatch(table, missing.batchId);
       if (now?.state === 'COMMITTED')
-        return { result: 'already-committed', published: await this.afterCommit(now) };
+        return { result: 'already-committed', published: (await this.alreadyCommitted(now, [])).published };
       log.error('staged list of a sealed batch is missing', {
-        table: batch.table,
-        batchId: batch.batchId,
-        key: batch.stagedKey,
+        table,
+        batchId: missing.batchId,
+        key: missing.stagedKey,
       });
-      throw error;
+      throw new StagedListMissingError(missing.stagedKey ?? missing.batchId);
     }
-    const manifest = buildManifest(list, pending.version, pending.reservedAt);
-    await this.writeManifest(manifest, batch.batchId);
-    const result = await ledger.finalizeCommit(batch.table, pending, {
+    const manifest = buildManifest(lists as StagedList[], pending.version, pending.reservedAt);
+    await this.writeManifest(manifest, ids);
+    const result = await ledger.finalizeCommit(table, pending, {
       files: manifest.fileCount,
       bytes: manifest.bytes,
     });
-    const published = await this.afterCommit({
-      ...batch,
-      state: 'COMMITTED',
+    const version: CommittedVersion = {
+      table,
       version: pending.version,
       committedAt: pending.reservedAt,
-    });
-    return { result, published };
+      batches: batches.map((b) => ({ ...b, state: 'COMMITTED', version: pending.version })),
+      files: manifest.fileCount,
+      bytes: manifest.bytes,
+    };
+    return { result, published: await this.afterCommit(version), version };
   }
 
   /**
@@ -171,7 +267,7 @@ export class CommitBatch {
    * attempt, or a racing committer's): try again. 412, or a put whose outcome is unknown, means read it:
    * ours, go on; another batch's, a fork; nothing readable yet, put again.
    */
-  private async writeManifest(manifest: Manifest, batchId: string): Promise<void> {
+  private async writeManifest(manifest: Manifest, batchIds: readonly string[]): Promise<void> {
     const { store, log } = this.deps;
     for (let attempt = 1; attempt <= MANIFEST_PUT_ATTEMPTS; attempt++) {
       let put: Awaited<ReturnType<BatchStore['putManifestIfAbsent']>>;
@@ -188,14 +284,14 @@ export class CommitBatch {
         const existing = await store.getManifest(manifest.table, manifest.version);
         if (existing) {
           const found = existing.batchIds;
-          if (found.length === 1 && found[0] === batchId) return;
+          if (sameIds(found, batchIds)) return;
           log.error('manifest fork refused', {
             table: manifest.table,
             version: manifest.version,
-            batchId,
+            batchIds,
             found,
           });
-          throw new ManifestConflictError(manifest.table, manifest.version, batchId, [...found]);
+          throw new ManifestConflictError(manifest.table, manifest.version, batchIds.join(','), [...found]);
         }
       }
       await backoff(attempt);
@@ -207,35 +303,40 @@ export class CommitBatch {
   }
 
   /**
-   * C5, after the commit transaction: delete the staged list, publish `BatchCommitted`, mark published
-   * (which takes the batch out of the sealed index). The commit stands whatever fails here: failing the
-   * FIFO message would block the table's group and dead-letter a committed batch. What failed is retried
-   * when the sweeper finds the batch still in the index and re-requests its commit (C1 comes here again).
+   * C5, after the commit transaction: delete the staged lists, publish `BatchCommitted` once for the
+   * version, mark each batch published (which takes it out of the sealed index). The commit stands whatever
+   * fails here: failing the FIFO message would block the table's group and dead-letter a committed batch.
+   * What failed is retried when the sweeper finds a batch still in the index and re-requests its commit
+   * (C1 comes here again, for the whole version).
    */
-  private async afterCommit(batch: BatchRecord): Promise<boolean> {
-    if (batch.publishedAt || batch.version === undefined) return true;
+  private async afterCommit(version: CommittedVersion): Promise<boolean> {
+    const { store, events, ledger } = this.deps;
+    const [first] = version.batches;
+    if (!first) return true;
     try {
-      if (batch.stagedKey) await this.deps.store.deleteStagedList(batch.stagedKey);
-      await this.deps.events.batchCommitted({
-        table: batch.table,
-        version: batch.version,
-        batchId: batch.batchId,
-        files: batch.fileCount ?? 0,
-        bytes: batch.bytes ?? 0,
-        manifestKey: manifestKey(batch.table, batch.version),
-        committedAt: batch.committedAt ?? new Date(this.deps.now()).toISOString(),
+      await mapLimit(version.batches, GROUP_CONCURRENCY, async (b) => {
+        if (b.stagedKey) await store.deleteStagedList(b.stagedKey);
       });
-      await this.deps.ledger.markPublished(
-        batch.table,
-        batch.batchId,
-        new Date(this.deps.now()).toISOString(),
+      await events.batchCommitted({
+        table: version.table,
+        version: version.version,
+        batchId: first.batchId,
+        ...(version.batches.length > 1 ? { batchIds: version.batches.map((b) => b.batchId) } : {}),
+        files: version.files,
+        bytes: version.bytes,
+        manifestKey: manifestKey(version.table, version.version),
+        committedAt: version.committedAt,
+      });
+      const at = new Date(this.deps.now()).toISOString();
+      await mapLimit(version.batches, GROUP_CONCURRENCY, (b) =>
+        ledger.markPublished(version.table, b.batchId, at),
       );
       return true;
     } catch (error) {
       this.deps.log.warn('committed, not yet published: the sweeper retries it', {
-        table: batch.table,
-        batchId: batch.batchId,
-        version: batch.version,
+        table: version.table,
+        batchIds: version.batches.map((b) => b.batchId),
+        version: version.version,
         error: String(error),
       });
       return false;
@@ -245,7 +346,6 @@ export class CommitBatch {
   private outcome(
     batch: BatchRecord,
     result: CommitOutcome['result'],
-    version: number,
     finishedPending: number[],
     published: boolean,
   ): CommitOutcome {
@@ -253,7 +353,8 @@ export class CommitBatch {
       table: batch.table,
       batchId: batch.batchId,
       result,
-      version,
+      version: batch.version ?? 0,
+      batchIds: [batch.batchId],
       files: batch.fileCount ?? 0,
       bytes: batch.bytes ?? 0,
       minEventTime: batch.minEventTime,
@@ -261,4 +362,11 @@ export class CommitBatch {
       published,
     };
   }
+}
+
+function minOf(times: readonly (string | undefined)[]): string | undefined {
+  return times.reduce<string | undefined>(
+    (min, t) => (t !== undefined && (min === undefined || t < min) ? t : min),
+    undefined,
+  );
 }
