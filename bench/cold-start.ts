@@ -12,7 +12,7 @@ export interface BundleFigures {
   readonly bytes: number;
   /** Bytes of our own code in the bundle (everything outside node_modules). */
   readonly ownBytes: number;
-  /** Median of 7 cold imports in fresh processes. */
+  /** Median of cold imports in fresh processes (7; 3 with `--quick`). */
   readonly initMs: number;
   readonly sdkBaselineInitMs: number;
   /** initMs / sdkBaselineInitMs; the goal is at most 1.2. */
@@ -85,7 +85,7 @@ function medianInitMs(file: string, runs = 7): number {
   return Math.round((times[Math.floor(times.length / 2)] ?? 0) * 10) / 10;
 }
 
-export async function coldStarts(): Promise<Record<string, BundleFigures>> {
+export async function coldStarts(runs = 7): Promise<Record<string, BundleFigures>> {
   const dir = mkdtempSync(join(tmpdir(), 'inlet-cold-'));
   try {
     const figures: Record<string, BundleFigures> = {};
@@ -109,8 +109,8 @@ export async function coldStarts(): Promise<Record<string, BundleFigures>> {
       );
       const baselineFile = join(dir, `${name}-baseline.mjs`);
       await build({ ...OPTIONS, entryPoints: [baselineSource], outfile: baselineFile });
-      const initMs = medianInitMs(outfile);
-      const sdkBaselineInitMs = medianInitMs(baselineFile);
+      const initMs = medianInitMs(outfile, runs);
+      const sdkBaselineInitMs = medianInitMs(baselineFile, runs);
       figures[name] = {
         bytes: statSync(outfile).size,
         ownBytes,
