@@ -51,6 +51,12 @@ export interface PendingVersion {
    * written before group commit, and versions of one batch).
    */
   readonly batchIds?: readonly string[];
+  /**
+   * The staged list key of each batch, in `batchIds` order (`[batchId]`'s when `batchIds` is absent): a
+   * committer finishing a reservation it did not make reads the lists straight away, without one GetItem per
+   * batch first. Absent in reservations written before it; those batches' items are read.
+   */
+  readonly stagedKeys?: readonly string[];
 }
 
 export interface TableRecord {

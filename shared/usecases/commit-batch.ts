@@ -13,15 +13,15 @@ import type { Log } from '../log.ts';
 import { buildManifest, type Manifest, manifestKey, type StagedList } from '../manifest.ts';
 import type { BatchRecord, PendingVersion } from '../model.ts';
 import type { BatchStore, EventPublisher } from '../storage/batch-store.ts';
+import type { Clock } from './claim-files.ts';
 import { DEFAULT_GROUP_LIMITS, type GroupLimits, mapLimit, selectGroup } from './commit-group.ts';
+import { retryRead } from './retry-read.ts';
 
-export interface CommitDeps {
+export interface CommitDeps extends Clock {
   readonly ledger: Ledger;
   readonly store: BatchStore;
   readonly events: EventPublisher;
   readonly log: Log;
-  /** epoch ms */
-  readonly now: () => number;
   /** Group commit bounds. @default DEFAULT_GROUP_LIMITS */
   readonly group?: GroupLimits;
 }
@@ -53,20 +53,29 @@ const MANIFEST_PUT_ATTEMPTS = 5;
 /** S3 and DynamoDB calls per group in flight at once (staged-list reads, deletes, published marks). */
 const GROUP_CONCURRENCY = 16;
 
-/** Full jitter, so two committers that collided do not collide again. */
-const backoff = (attempt: number) => sleep(Math.random() * Math.min(2000, 50 * 2 ** attempt));
-
 const sameIds = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((id, i) => id === b[i]);
+
+/** A batch of a version, as much as C3-C5 need of it. */
+interface Member {
+  readonly batchId: string;
+  readonly stagedKey?: string;
+}
 
 /** A version's batches as committed, with what C5 needs. */
 interface CommittedVersion {
   readonly table: string;
   readonly version: number;
   readonly committedAt: string;
-  readonly batches: readonly BatchRecord[];
+  readonly batches: readonly Member[];
   readonly files: number;
   readonly bytes: number;
+  readonly minEventTime?: string;
+}
+
+/** What one `commit` call may spend: reads are retried until `deadline` (epoch ms) comes close. */
+interface Run {
+  readonly deadline?: number;
 }
 
 /**
@@ -83,40 +92,48 @@ export class CommitBatch {
     this.limits = deps.group ?? DEFAULT_GROUP_LIMITS;
   }
 
-  async commit(table: string, batchId: string): Promise<CommitOutcome> {
+  /**
+   * `deadline`: epoch ms by which the invocation must return (Lambda: now + remaining time); reads that
+   * fail for load are retried until shortly before it.
+   */
+  async commit(table: string, batchId: string, run: Run = {}): Promise<CommitOutcome> {
     const { ledger } = this.deps;
+    const read = <T>(call: () => Promise<T>) => retryRead(this.deps, run.deadline, call);
     const finishedPending: number[] = [];
     // C1. Nothing to do if done (but what follows the commit); refuse what was never sealed.
-    let batch = await this.requireBatch(table, batchId);
-    if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending);
+    let batch = await this.requireBatch(table, batchId, run);
+    if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending, run);
     // After a refused grouped reservation (a stale index entry, a batch committed meanwhile) the next try
     // is this batch alone: progress never depends on the index.
     let grouping = this.limits.maxBatches > 1;
 
     for (let attempt = 0; attempt < MAX_RESERVE_ATTEMPTS; attempt++) {
-      const head = await ledger.getTable(table);
+      const head = await read(() => ledger.getTable(table));
       if (head.pending && !reservedBatchIds(head.pending).includes(batchId)) {
         // A committer died after reserving: that version is finished first, so versions stay contiguous.
-        await this.publishReserved(table, head.pending, new Map());
+        await this.publishReserved(table, head.pending, new Map(), run);
         finishedPending.push(head.pending.version);
         continue;
       }
       let pending = head.pending;
       let known = new Map([[batchId, batch]]);
       if (!pending) {
-        const group = grouping ? await this.chooseGroup(batch) : [batch];
+        const group = grouping ? await this.chooseGroup(batch, run) : [batch];
         const batchIds = group.map((b) => b.batchId);
-        if (await this.manifestAheadRaced(table, head.head, batchIds)) continue;
-        // C2. Reserve head+1 for the group (only while every batch of it is still SEALED).
+        if (await this.manifestAheadRaced(table, head.head, batchIds, run)) continue;
+        // C2. Reserve head+1 for the group (only while every batch of it is still SEALED). The staged keys
+        // ride along, so whoever finishes the version reads the lists without reading each batch first.
+        const stagedKeys = group.map((b) => b.stagedKey);
         const candidate: PendingVersion = {
           version: head.head + 1,
           batchId,
           reservedAt: new Date(this.deps.now()).toISOString(),
           ...(batchIds.length > 1 ? { batchIds } : {}),
+          ...(stagedKeys.every((k) => k !== undefined) ? { stagedKeys: stagedKeys as string[] } : {}),
         };
         if (!(await ledger.reserveVersion(table, head.head, candidate))) {
-          batch = await this.requireBatch(table, batchId);
-          if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending);
+          batch = await this.requireBatch(table, batchId, run);
+          if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending, run);
           grouping = false;
           continue;
         }
@@ -124,9 +141,9 @@ export class CommitBatch {
         known = new Map(group.map((b) => [b.batchId, b]));
       }
       // C3-C5.
-      const { result, published, version } = await this.publishReserved(table, pending, known);
+      const { result, published, version } = await this.publishReserved(table, pending, known, run);
       if (result === 'already-committed' || !version) {
-        batch = (await ledger.getBatch(table, batchId)) ?? batch;
+        batch = (await read(() => ledger.getBatch(table, batchId)).catch(() => undefined)) ?? batch;
         return this.outcome(batch, result, finishedPending, published);
       }
       return {
@@ -139,7 +156,7 @@ export class CommitBatch {
         batchIds: version.batches.map((b) => b.batchId),
         files: version.files,
         bytes: version.bytes,
-        minEventTime: minOf(version.batches.map((b) => b.minEventTime)),
+        minEventTime: version.minEventTime,
       };
     }
     throw new InletError(`could not reserve a version for ${table}/${batchId}: the table head kept moving`, {
@@ -147,24 +164,58 @@ export class CommitBatch {
     });
   }
 
-  /** The requested batch and the table's other waiting batches, within the limits (one Query). */
-  private async chooseGroup(batch: BatchRecord): Promise<BatchRecord[]> {
-    const waiting = await this.deps.ledger.listSealedForCommit(batch.table, this.limits.maxBatches);
-    return selectGroup(batch, waiting, this.limits);
+  /**
+   * The requested batch and the table's other waiting batches, within the limits (one Query). The Query
+   * only proposes: if it keeps failing, this version commits the requested batch alone.
+   */
+  private async chooseGroup(batch: BatchRecord, run: Run): Promise<BatchRecord[]> {
+    try {
+      const waiting = await retryRead(this.deps, run.deadline, () =>
+        this.deps.ledger.listSealedForCommit(batch.table, this.limits.maxBatches),
+      );
+      return selectGroup(batch, waiting, this.limits);
+    } catch (error) {
+      if (!(error instanceof InletError && error.retryable)) throw error;
+      this.deps.log.warn('sealed index unreadable: committing the batch alone', {
+        table: batch.table,
+        batchId: batch.batchId,
+        error: String(error),
+      });
+      return [batch];
+    }
   }
 
   /**
    * A request for a batch that is COMMITTED: only C5 may be left. The version may hold other batches
    * (group commit): its manifest names them, and C5 is finished for all of them.
    */
-  private async alreadyCommitted(batch: BatchRecord, finishedPending: number[]): Promise<CommitOutcome> {
+  private async alreadyCommitted(
+    batch: BatchRecord,
+    finishedPending: number[],
+    run: Run,
+  ): Promise<CommitOutcome> {
     if (batch.publishedAt || batch.version === undefined)
       return this.outcome(batch, 'already-committed', finishedPending, true);
-    const manifest = await this.deps.store.getManifest(batch.table, batch.version);
-    const ids = manifest?.batchIds.includes(batch.batchId) ? manifest.batchIds : [batch.batchId];
-    const batches = await mapLimit(ids, GROUP_CONCURRENCY, async (id) =>
-      id === batch.batchId ? batch : this.deps.ledger.getBatch(batch.table, id),
-    );
+    const { version } = batch;
+    const read = <T>(call: () => Promise<T>) => retryRead(this.deps, run.deadline, call);
+    let manifest: Manifest | undefined;
+    let batches: (BatchRecord | undefined)[];
+    try {
+      manifest = await read(() => this.deps.store.getManifest(batch.table, version));
+      const ids = manifest?.batchIds.includes(batch.batchId) ? manifest.batchIds : [batch.batchId];
+      batches = await mapLimit(ids, GROUP_CONCURRENCY, async (id) =>
+        id === batch.batchId ? batch : read(() => this.deps.ledger.getBatch(batch.table, id)),
+      );
+    } catch (error) {
+      // The commit stands: C5 is left to the sweeper's re-request rather than failing the FIFO message.
+      this.deps.log.warn('committed, not yet published: the sweeper retries it', {
+        table: batch.table,
+        batchId: batch.batchId,
+        version,
+        error: String(error),
+      });
+      return this.outcome(batch, 'already-committed', finishedPending, false);
+    }
     const published = await this.afterCommit({
       table: batch.table,
       version: batch.version,
@@ -176,8 +227,8 @@ export class CommitBatch {
     return this.outcome(batch, 'already-committed', finishedPending, published);
   }
 
-  private async requireBatch(table: string, batchId: string): Promise<BatchRecord> {
-    const batch = await this.deps.ledger.getBatch(table, batchId);
+  private async requireBatch(table: string, batchId: string, run: Run): Promise<BatchRecord> {
+    const batch = await retryRead(this.deps, run.deadline, () => this.deps.ledger.getBatch(table, batchId));
     if (!batch || batch.state === 'ABORTED')
       throw new BatchNotSealedError(table, batchId, batch?.state ?? 'UNKNOWN');
     return batch;
@@ -194,11 +245,13 @@ export class CommitBatch {
     table: string,
     head: number,
     batchIds: readonly string[],
+    run: Run,
   ): Promise<boolean> {
-    const existing = await this.deps.store.getManifest(table, head + 1);
+    const read = <T>(call: () => Promise<T>) => retryRead(this.deps, run.deadline, call);
+    const existing = await read(() => this.deps.store.getManifest(table, head + 1));
     if (!existing) return false;
     if (sameIds(existing.batchIds, batchIds)) return false;
-    const now = await this.deps.ledger.getTable(table);
+    const now = await read(() => this.deps.ledger.getTable(table));
     if (now.head !== head || now.pending) return true;
     this.deps.log.error('manifest bucket is ahead of the ledger', { table, head, found: existing.batchIds });
     throw new ManifestAheadOfLedgerError(table, head, existing.batchIds);
@@ -206,38 +259,45 @@ export class CommitBatch {
 
   /**
    * C3 write the manifest (or find ours), C4 the commit transaction, C5 what follows the commit, for every
-   * batch of the reservation. `known` holds batch records already read; the others are read here (the
-   * recovery of a reservation a crashed committer left).
+   * batch of the reservation. Its staged keys come from the reservation itself; only a reservation written
+   * without them (before they were stored) has its batches read here, or taken from `known`.
    */
   private async publishReserved(
     table: string,
     pending: PendingVersion,
     known: ReadonlyMap<string, BatchRecord>,
+    run: Run,
   ): Promise<{ result: 'committed' | 'already-committed'; published: boolean; version?: CommittedVersion }> {
     const { ledger, store, log } = this.deps;
+    const read = <T>(call: () => Promise<T>) => retryRead(this.deps, run.deadline, call);
     const ids = reservedBatchIds(pending);
-    const batches = await mapLimit(
-      ids,
-      GROUP_CONCURRENCY,
-      async (id) => known.get(id) ?? this.requireBatch(table, id),
-    );
-    const lists = await mapLimit(batches, GROUP_CONCURRENCY, async (batch) => {
-      if (!batch.stagedKey)
-        throw new BatchNotSealedError(table, batch.batchId, `${batch.state} without a staged list`);
+    const members: Member[] =
+      pending.stagedKeys?.length === ids.length
+        ? ids.map((batchId, i) => ({ batchId, stagedKey: pending.stagedKeys?.[i] }))
+        : await mapLimit(
+            ids,
+            GROUP_CONCURRENCY,
+            async (id) => known.get(id) ?? this.requireBatch(table, id, run),
+          );
+    const lists = await mapLimit(members, GROUP_CONCURRENCY, async ({ batchId, stagedKey }) => {
+      if (!stagedKey) throw new BatchNotSealedError(table, batchId, 'a batch without a staged list');
       try {
-        return await store.getStagedList(batch.stagedKey);
+        return await read(() => store.getStagedList(stagedKey));
       } catch (error) {
         if (!(error instanceof StagedListMissingError)) throw error;
         return undefined;
       }
     });
-    const missing = batches.find((_, i) => lists[i] === undefined);
+    const missing = members.find((_, i) => lists[i] === undefined);
     if (missing) {
       // Lists are deleted only after their commit, and a version's batches commit in one transaction: a
       // racing committer finished this version meanwhile.
-      const now = await ledger.getBatch(table, missing.batchId);
+      const now = await read(() => ledger.getBatch(table, missing.batchId));
       if (now?.state === 'COMMITTED')
-        return { result: 'already-committed', published: (await this.alreadyCommitted(now, [])).published };
+        return {
+          result: 'already-committed',
+          published: (await this.alreadyCommitted(now, [], run)).published,
+        };
       log.error('staged list of a sealed batch is missing', {
         table,
         batchId: missing.batchId,
@@ -245,8 +305,9 @@ export class CommitBatch {
       });
       throw new StagedListMissingError(missing.stagedKey ?? missing.batchId);
     }
-    const manifest = buildManifest(lists as StagedList[], pending.version, pending.reservedAt);
-    await this.writeManifest(manifest, ids);
+    const staged = lists as StagedList[];
+    const manifest = buildManifest(staged, pending.version, pending.reservedAt);
+    await this.writeManifest(manifest, ids, run);
     const result = await ledger.finalizeCommit(table, pending, {
       files: manifest.fileCount,
       bytes: manifest.bytes,
@@ -255,9 +316,10 @@ export class CommitBatch {
       table,
       version: pending.version,
       committedAt: pending.reservedAt,
-      batches: batches.map((b) => ({ ...b, state: 'COMMITTED', version: pending.version })),
+      batches: members,
       files: manifest.fileCount,
       bytes: manifest.bytes,
+      minEventTime: minOf(staged.flatMap((list) => list.files.map((f) => f.eventTime))),
     };
     return { result, published: await this.afterCommit(version), version };
   }
@@ -267,7 +329,7 @@ export class CommitBatch {
    * attempt, or a racing committer's): try again. 412, or a put whose outcome is unknown, means read it:
    * ours, go on; another batch's, a fork; nothing readable yet, put again.
    */
-  private async writeManifest(manifest: Manifest, batchIds: readonly string[]): Promise<void> {
+  private async writeManifest(manifest: Manifest, batchIds: readonly string[], run: Run): Promise<void> {
     const { store, log } = this.deps;
     for (let attempt = 1; attempt <= MANIFEST_PUT_ATTEMPTS; attempt++) {
       let put: Awaited<ReturnType<BatchStore['putManifestIfAbsent']>>;
@@ -281,7 +343,9 @@ export class CommitBatch {
       }
       if (put === 'created') return;
       if (put === 'exists') {
-        const existing = await store.getManifest(manifest.table, manifest.version);
+        const existing = await retryRead(this.deps, run.deadline, () =>
+          store.getManifest(manifest.table, manifest.version),
+        );
         if (existing) {
           const found = existing.batchIds;
           if (sameIds(found, batchIds)) return;
@@ -294,7 +358,10 @@ export class CommitBatch {
           throw new ManifestConflictError(manifest.table, manifest.version, batchIds.join(','), [...found]);
         }
       }
-      await backoff(attempt);
+      // Full jitter, so two committers that collided do not collide again.
+      await (this.deps.sleep ?? sleep)(
+        (this.deps.random ?? Math.random)() * Math.min(2000, 50 * 2 ** attempt),
+      );
     }
     throw new InletError(
       `manifest ${manifest.table} v${manifest.version}: conditional put kept conflicting; retried later`,

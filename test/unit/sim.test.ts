@@ -88,6 +88,19 @@ describe('deterministic simulation', () => {
     expect(result.violations, `npm run test:sim -- --seeds 1 --seed ${seed}`).toEqual([]);
   });
 
+  // Found by the simulator on group commit: recovering a grouped version read every batch item and staged
+  // list once, and any throttled or lost read failed the FIFO message, which came back after the queue's
+  // timeout to fail again, until it went to the DLQ (B0006 on seed 125, B0008 on seed 222). Reads are now
+  // retried in the invocation, the reservation carries each batch's staged list key, and a commit that
+  // still fails for load gives its message back with a backoff by receive count.
+  it.each([125, 222])(
+    'regression seed %i: a grouped commit rides out throttled reads, its message never dead-lettered',
+    async (seed) => {
+      const result = await simulate({ seed });
+      expect(result.violations, `npm run test:sim -- --seeds 1 --seed ${seed}`).toEqual([]);
+    },
+  );
+
   // A simulator that passes broken code is a defect: each variant breaks one rule of the protocol. (The
   // first, last-attempt classification, is caught by the regression seeds above: its first seed is 19.)
   it.each([
