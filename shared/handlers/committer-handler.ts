@@ -28,11 +28,17 @@ const commitRequest = z.object({ table: nonEmpty, batchId: nonEmpty });
 
 /**
  * A commit that failed for load (throttled, or a read or write whose outcome stayed unknown) comes back
- * after 5 s, 10 s, 20 s ... at most 15 minutes (jittered), by its receive count: soon enough that a
- * passing throttle costs seconds, not the queue's visibility timeout; spread enough that a throttling
- * episode does not spend the message's receives and send it to the DLQ.
+ * after 5 s, 10 s, 20 s ... (jittered), by its receive count: a passing throttle costs seconds, not the
+ * queue's visibility timeout.
  */
 const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+/**
+ * Receives after which a commit still failing for load is acknowledged and left to the sweeper: the ledger,
+ * not the message, holds the work (a SEALED batch or a pending reservation, which the sweeper re-requests
+ * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10): a throttling
+ * episode must not dead-letter a request that nothing is wrong with. About 40-75 s of backoff before it.
+ */
+export const HANDOVER_AFTER_RECEIVES = 5;
 
 /**
  * The commit Lambda on the FIFO queue: records of one table in order. After a failure the rest of that
@@ -83,7 +89,17 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         if (error instanceof ManifestAheadOfLedgerError) m.count(METRIC.manifestAhead, 1);
         if (error instanceof StagedListMissingError) m.count(METRIC.stagedListMissing, 1);
         if (isThrottle(error) || (error instanceof InletError && error.retryable)) {
-          loadFailed.set(groupOf(record), backoffSeconds(receivesOf(record), deps.random ?? Math.random));
+          const receives = receivesOf(record);
+          if (receives >= HANDOVER_AFTER_RECEIVES) {
+            m.count(METRIC.commitErrors, 1);
+            deps.log.warn('commit still failing for load: left to the sweeper', {
+              ...parsed.data,
+              receives,
+              error: String(error),
+            });
+            return;
+          }
+          loadFailed.set(groupOf(record), backoffSeconds(receives, deps.random ?? Math.random));
         }
         m.count(METRIC.commitErrors, 1);
         deps.log.error('commit failed', { ...parsed.data, error: String(error) });

@@ -1,7 +1,7 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { StagedListMissingError, ThrottledError } from '../../shared/errors.ts';
-import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
+import { HANDOVER_AFTER_RECEIVES, makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
 import type { Ledger } from '../../shared/ledger/ledger.ts';
 import type { BatchStore, RetryLater } from '../../shared/storage/batch-store.ts';
 import { CommitBatch, type CommitDeps } from '../../shared/usecases/commit-batch.ts';
@@ -131,6 +131,14 @@ describe('the committer handler', () => {
     expect(given.map((g) => g.receiptHandle)).toEqual(['rh-m1', 'rh-m3']);
     // Third receive: 5 s x 2^2 = 20 s, jittered over its upper half.
     for (const g of given) expect(g.seconds).toBe(15);
+  });
+
+  it('acknowledges a commit still failing for load at its fifth receive: the sweeper re-requests it, no DLQ', async () => {
+    const { failed, given } = await run(async () => {
+      throw new ThrottledError('get batch failed: ProvisionedThroughputExceeded');
+    }, [record('m1', 'busy', HANDOVER_AFTER_RECEIVES), record('m2', 'busy', HANDOVER_AFTER_RECEIVES - 1)]);
+    expect(failed).toEqual(['m2']);
+    expect(given.map((g) => g.receiptHandle)).toEqual(['rh-m2']);
   });
 
   it('leaves a failure that needs an operator at the queue timeout, bound for the DLQ', async () => {
