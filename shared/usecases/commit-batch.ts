@@ -1,20 +1,18 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BatchNotSealedError,
   InletError,
-  isThrottle,
   ManifestAheadOfLedgerError,
-  ManifestConflictError,
   StagedListMissingError,
-  UnknownOutcomeError,
 } from '../errors.ts';
 import { type Ledger, reservedBatchIds } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
-import { buildManifest, type Manifest, manifestKey, type StagedList } from '../manifest.ts';
+import { buildManifest, type Manifest, type StagedList } from '../manifest.ts';
 import type { BatchRecord, PendingVersion } from '../model.ts';
 import type { BatchStore, EventPublisher } from '../storage/batch-store.ts';
 import type { Clock } from './claim-files.ts';
 import { DEFAULT_GROUP_LIMITS, type GroupLimits, mapLimit, selectGroup } from './commit-group.ts';
+import { sameIds, writeManifest } from './commit-manifest.ts';
+import { type CommittedVersion, GROUP_CONCURRENCY, type Member, publishCommitted } from './commit-publish.ts';
 import { retryRead } from './retry-read.ts';
 
 export interface CommitDeps extends Clock {
@@ -48,30 +46,6 @@ export interface CommitOutcome {
 }
 
 const MAX_RESERVE_ATTEMPTS = 5;
-/** Manifest puts answered 409 (a conditional write in flight) or 412 with nothing readable yet. */
-const MANIFEST_PUT_ATTEMPTS = 5;
-/** S3 and DynamoDB calls per group in flight at once (staged-list reads, deletes, published marks). */
-const GROUP_CONCURRENCY = 16;
-
-const sameIds = (a: readonly string[], b: readonly string[]) =>
-  a.length === b.length && a.every((id, i) => id === b[i]);
-
-/** A batch of a version, as much as C3-C5 need of it. */
-interface Member {
-  readonly batchId: string;
-  readonly stagedKey?: string;
-}
-
-/** A version's batches as committed, with what C5 needs. */
-interface CommittedVersion {
-  readonly table: string;
-  readonly version: number;
-  readonly committedAt: string;
-  readonly batches: readonly Member[];
-  readonly files: number;
-  readonly bytes: number;
-  readonly minEventTime?: string;
-}
 
 /** What one `commit` call may spend: reads are retried until `deadline` (epoch ms) comes close. */
 interface Run {
@@ -216,7 +190,7 @@ export class CommitBatch {
       });
       return this.outcome(batch, 'already-committed', finishedPending, false);
     }
-    const published = await this.afterCommit({
+    const published = await publishCommitted(this.deps, {
       table: batch.table,
       version: batch.version,
       committedAt: batch.committedAt ?? new Date(this.deps.now()).toISOString(),
@@ -307,7 +281,7 @@ export class CommitBatch {
     }
     const staged = lists as StagedList[];
     const manifest = buildManifest(staged, pending.version, pending.reservedAt);
-    await this.writeManifest(manifest, ids, run);
+    await writeManifest(this.deps, manifest, ids, run.deadline);
     const result = await ledger.finalizeCommit(table, pending, {
       files: manifest.fileCount,
       bytes: manifest.bytes,
@@ -321,93 +295,7 @@ export class CommitBatch {
       bytes: manifest.bytes,
       minEventTime: minOf(staged.flatMap((list) => list.files.map((f) => f.eventTime))),
     };
-    return { result, published: await this.afterCommit(version), version };
-  }
-
-  /**
-   * C3. `If-None-Match: *`. 409 means a conditional write to the key is in flight (ours from an earlier
-   * attempt, or a racing committer's): try again. 412, or a put whose outcome is unknown, means read it:
-   * ours, go on; another batch's, a fork; nothing readable yet, put again.
-   */
-  private async writeManifest(manifest: Manifest, batchIds: readonly string[], run: Run): Promise<void> {
-    const { store, log } = this.deps;
-    for (let attempt = 1; attempt <= MANIFEST_PUT_ATTEMPTS; attempt++) {
-      let put: Awaited<ReturnType<BatchStore['putManifestIfAbsent']>>;
-      try {
-        put = await store.putManifestIfAbsent(manifest);
-      } catch (error) {
-        // S3 SlowDown applied nothing (classified so only when no attempt may have): put again shortly.
-        if (isThrottle(error) && !(error instanceof UnknownOutcomeError)) put = 'conflict';
-        else if (error instanceof UnknownOutcomeError) put = 'exists';
-        else throw error;
-      }
-      if (put === 'created') return;
-      if (put === 'exists') {
-        const existing = await retryRead(this.deps, run.deadline, () =>
-          store.getManifest(manifest.table, manifest.version),
-        );
-        if (existing) {
-          const found = existing.batchIds;
-          if (sameIds(found, batchIds)) return;
-          log.error('manifest fork refused', {
-            table: manifest.table,
-            version: manifest.version,
-            batchIds,
-            found,
-          });
-          throw new ManifestConflictError(manifest.table, manifest.version, batchIds.join(','), [...found]);
-        }
-      }
-      // Full jitter, so two committers that collided do not collide again.
-      await (this.deps.sleep ?? sleep)(
-        (this.deps.random ?? Math.random)() * Math.min(2000, 50 * 2 ** attempt),
-      );
-    }
-    throw new InletError(
-      `manifest ${manifest.table} v${manifest.version}: conditional put kept conflicting; retried later`,
-      { retryable: true },
-    );
-  }
-
-  /**
-   * C5, after the commit transaction: delete the staged lists, publish `BatchCommitted` once for the
-   * version, mark each batch published (which takes it out of the sealed index). The commit stands whatever
-   * fails here: failing the FIFO message would block the table's group and dead-letter a committed batch.
-   * What failed is retried when the sweeper finds a batch still in the index and re-requests its commit
-   * (C1 comes here again, for the whole version).
-   */
-  private async afterCommit(version: CommittedVersion): Promise<boolean> {
-    const { store, events, ledger } = this.deps;
-    const [first] = version.batches;
-    if (!first) return true;
-    try {
-      await mapLimit(version.batches, GROUP_CONCURRENCY, async (b) => {
-        if (b.stagedKey) await store.deleteStagedList(b.stagedKey);
-      });
-      await events.batchCommitted({
-        table: version.table,
-        version: version.version,
-        batchId: first.batchId,
-        ...(version.batches.length > 1 ? { batchIds: version.batches.map((b) => b.batchId) } : {}),
-        files: version.files,
-        bytes: version.bytes,
-        manifestKey: manifestKey(version.table, version.version),
-        committedAt: version.committedAt,
-      });
-      const at = new Date(this.deps.now()).toISOString();
-      await mapLimit(version.batches, GROUP_CONCURRENCY, (b) =>
-        ledger.markPublished(version.table, b.batchId, at),
-      );
-      return true;
-    } catch (error) {
-      this.deps.log.warn('committed, not yet published: the sweeper retries it', {
-        table: version.table,
-        batchIds: version.batches.map((b) => b.batchId),
-        version: version.version,
-        error: String(error),
-      });
-      return false;
-    }
+    return { result, published: await publishCommitted(this.deps, version), version };
   }
 
   private outcome(
