@@ -4,11 +4,12 @@
 // request is queued as the batcher sends it, and the commit queue is drained until no batch waits.
 import pLimit from 'p-limit';
 import { pollOnce } from '../local/poller.ts';
-import type { AwsClients } from '../shared/aws/clients.ts';
+import { type AwsClients, createClients, destroyClients } from '../shared/aws/clients.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
 import { DEFAULT_GROUP_LIMITS, type GroupLimits } from '../shared/usecases/commit-group.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { sealBatchDirectly } from '../test/support/seal.ts';
+import { type Benchmark, log, quick } from './support.ts';
 
 export interface GroupCommitResult {
   readonly batches: number;
@@ -90,3 +91,19 @@ export async function groupCommitBench(
     limits: DEFAULT_GROUP_LIMITS,
   };
 }
+
+/** `groupCommit`: 1,000 sealed batches of 10 files (50 with `--quick`, which must stay under 2 minutes in all). */
+export const groupCommit: Benchmark = {
+  name: 'groupCommit',
+  async run({ target }) {
+    log('group commit');
+    const clients = createClients(target);
+    try {
+      return {
+        groupCommit: await groupCommitBench(clients, { batches: quick ? 50 : 1_000, filesPerBatch: 10 }),
+      };
+    } finally {
+      destroyClients(clients);
+    }
+  },
+};
