@@ -2,10 +2,12 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import {
   BatchNotSealedError,
+  DefiniteFailureError,
   InletError,
   isThrottle,
   ManifestAheadOfLedgerError,
   StagedListMissingError,
+  UnknownOutcomeError,
 } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
 import { z } from '../schema.ts';
@@ -88,7 +90,7 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         // Both need an operator; failing the message keeps the request (DLQ, alarm) and its table waits.
         if (error instanceof ManifestAheadOfLedgerError) m.count(METRIC.manifestAhead, 1);
         if (error instanceof StagedListMissingError) m.count(METRIC.stagedListMissing, 1);
-        if (isThrottle(error) || (error instanceof InletError && error.retryable)) {
+        if (passes(error)) {
           const receives = receivesOf(record);
           if (receives >= HANDOVER_AFTER_RECEIVES) {
             m.count(METRIC.commitErrors, 1);
@@ -145,6 +147,16 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         deps.log.warn('could not set the retry delay of failed commits', { error: String(error) }),
       );
   }
+}
+
+/**
+ * Failed for load or contention, which passes: a throttle, an answer lost (5xx, timeout), a head or manifest
+ * that kept moving. Not a refusal (a 4xx such as AccessDenied), which an operator must fix: that one keeps the
+ * queue's timeout and reaches the DLQ and its alarm.
+ */
+function passes(error: unknown): boolean {
+  if (isThrottle(error) || error instanceof UnknownOutcomeError) return true;
+  return error instanceof InletError && error.retryable && !(error instanceof DefiniteFailureError);
 }
 
 const groupOf = (record: SQSRecord) => record.attributes?.MessageGroupId ?? '';

@@ -1,6 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { StagedListMissingError, ThrottledError } from '../../shared/errors.ts';
+import { DefiniteFailureError, StagedListMissingError, ThrottledError } from '../../shared/errors.ts';
 import { HANDOVER_AFTER_RECEIVES, makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
 import type { Ledger } from '../../shared/ledger/ledger.ts';
 import type { BatchStore, RetryLater } from '../../shared/storage/batch-store.ts';
@@ -141,11 +141,14 @@ describe('the committer handler', () => {
     expect(given.map((g) => g.receiptHandle)).toEqual(['rh-m2']);
   });
 
-  it('leaves a failure that needs an operator at the queue timeout, bound for the DLQ', async () => {
+  it.each([
+    ['a missing staged list', new StagedListMissingError('_staging/orders/x.json')],
+    ['a refusal such as AccessDenied', new DefiniteFailureError('get batch failed: AccessDenied')],
+  ])('leaves %s at the queue timeout, bound for the DLQ, even at its fifth receive', async (_, failure) => {
     const { failed, given } = await run(async () => {
-      throw new StagedListMissingError('_staging/orders/x.json');
-    }, [record('m1', 'orders', 1)]);
-    expect(failed).toEqual(['m1']);
+      throw failure;
+    }, [record('m1', 'orders', 1), record('m2', 'other', HANDOVER_AFTER_RECEIVES)]);
+    expect(failed).toEqual(['m1', 'm2']);
     expect(given).toEqual([]);
   });
 });
