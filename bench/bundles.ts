@@ -1,95 +1,140 @@
-// The batcher bundled as the CDK bundles it: its size, and its cold import time against the SDK clients' alone.
+// `bundles`: every function bundled as the CDK bundles it (esbuild, minified ESM, SDK bundled), its size and
+// our own share of it, and the time a fresh Node process takes to import it (cold start), against a bundle
+// that only constructs the SDK clients that function uses (the floor any implementation pays).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { projectRoot } from '../local/paths.ts';
-import { type Benchmark, log, percentile } from './support.ts';
+import { type Benchmark, log, quick } from './support.ts';
+
+export interface BundleFigures {
+  readonly bytes: number;
+  /** Bytes of our own code in the bundle (everything outside node_modules). */
+  readonly ownBytes: number;
+  /** Median of cold imports in fresh processes (7; 3 with `--quick`). */
+  readonly initMs: number;
+  readonly sdkBaselineInitMs: number;
+  /** initMs / sdkBaselineInitMs; the goal is at most 1.2. */
+  readonly ratio: number;
+  /** The SDK clients the baseline constructs: what the function talks to. */
+  readonly clients: readonly string[];
+}
+
+const CLIENTS = {
+  DynamoDBClient: '@aws-sdk/client-dynamodb',
+  S3Client: '@aws-sdk/client-s3',
+  SQSClient: '@aws-sdk/client-sqs',
+  EventBridgeClient: '@aws-sdk/client-eventbridge',
+} as const;
+type ClientName = keyof typeof CLIENTS;
+
+/**
+ * What each function's protocol steps call (docs/protocol.md): its SDK-only floor. The committer loads its
+ * SQS client only when a commit fails for load (shared/aws/runtime.ts), so its floor has none.
+ */
+const FUNCTIONS: Record<string, readonly ClientName[]> = {
+  batcher: ['DynamoDBClient', 'S3Client', 'SQSClient'],
+  committer: ['DynamoDBClient', 'S3Client', 'EventBridgeClient'],
+  sweeper: ['DynamoDBClient', 'SQSClient'],
+  backfill: ['DynamoDBClient', 'S3Client', 'SQSClient'],
+  sink: ['DynamoDBClient', 'S3Client', 'SQSClient'],
+};
+
+const OPTIONS = {
+  bundle: true,
+  platform: 'node' as const,
+  format: 'esm' as const,
+  target: 'node22',
+  minify: true,
+  mainFields: ['module', 'main'],
+  metafile: true,
+  banner: {
+    js: "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
+  },
+  logLevel: 'silent' as const,
+  nodePaths: [join(projectRoot, 'node_modules')],
+};
+
+/** Every variable any entrypoint reads at module scope, with harmless values. */
+const ENV = {
+  ...process.env,
+  AWS_REGION: 'us-east-1',
+  INLET_CONFIG: JSON.stringify({ tables: [{ name: 'events', prefix: 'events/' }] }),
+  INLET_LEDGER_TABLE: 'ledger',
+  INLET_MANIFEST_BUCKET: 'manifests',
+  INLET_LANDING_BUCKET: 'landing',
+  INLET_COMMIT_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/commit.fifo',
+  INLET_INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/ingest',
+  INLET_SINK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sink.fifo',
+  POWERTOOLS_METRICS_NAMESPACE: 'Inlet',
+  NODE_NO_WARNINGS: '1',
+};
+
+function medianInitMs(file: string, runs = 7): number {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const result = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`,
+      ],
+      { env: ENV, encoding: 'utf8' },
+    );
+    if (result.status !== 0) throw new Error(`importing ${file} failed: ${result.stderr}`);
+    times.push(Number(result.stdout.trim().split('\n').pop()));
+  }
+  times.sort((a, b) => a - b);
+  return Math.round((times[Math.floor(times.length / 2)] ?? 0) * 10) / 10;
+}
 
 export const bundles: Benchmark = {
   name: 'bundles',
   async run() {
-    log('bundles');
-    return { bundles: await measureBundles() };
+    log('bundles: size and cold start of every function');
+    return { bundles: await coldStarts(quick ? 3 : 7) };
   },
 };
 
-/** The batcher bundled as the CDK bundles it; its cold import time against the SDK clients' alone. */
-async function measureBundles() {
-  const dir = mkdtempSync(join(tmpdir(), 'inlet-bench-'));
+export async function coldStarts(runs = 7): Promise<Record<string, BundleFigures>> {
+  const dir = mkdtempSync(join(tmpdir(), 'inlet-cold-'));
   try {
-    const options = {
-      bundle: true,
-      platform: 'node' as const,
-      format: 'esm' as const,
-      target: 'node22',
-      minify: true,
-      mainFields: ['module', 'main'],
-      metafile: true,
-      banner: {
-        js: "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
-      },
-      logLevel: 'silent' as const,
-    };
-    const batcher = await build({
-      ...options,
-      entryPoints: [join(projectRoot, 'functions', 'batcher.ts')],
-      outfile: join(dir, 'batcher.mjs'),
-    });
-    const ownBytes = Object.entries(Object.values(batcher.metafile?.outputs ?? {})[0]?.inputs ?? {})
-      .filter(([path]) => !path.includes('node_modules'))
-      .reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
-    writeFileSync(
-      join(dir, 'baseline.ts'),
-      [
-        "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
-        "import { S3Client } from '@aws-sdk/client-s3';",
-        "import { SQSClient } from '@aws-sdk/client-sqs';",
-        'export const clients = [new DynamoDBClient({}), new S3Client({}), new SQSClient({})];',
-      ].join('\n'),
-    );
-    await build({
-      ...options,
-      entryPoints: [join(dir, 'baseline.ts')],
-      outfile: join(dir, 'baseline.mjs'),
-      nodePaths: [join(projectRoot, 'node_modules')],
-    });
-    const env = {
-      ...process.env,
-      AWS_REGION: 'us-east-1',
-      INLET_CONFIG: JSON.stringify({ tables: [{ name: 'events', prefix: 'events/' }] }),
-      INLET_LEDGER_TABLE: 'ledger',
-      INLET_MANIFEST_BUCKET: 'manifests',
-      INLET_COMMIT_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/commit.fifo',
-      POWERTOOLS_METRICS_NAMESPACE: 'Inlet',
-      NODE_NO_WARNINGS: '1',
-    };
-    const initMs = (file: string) => {
-      const runs: number[] = [];
-      for (let i = 0; i < 7; i++) {
-        const result = spawnSync(
-          process.execPath,
-          [
-            '--input-type=module',
-            '-e',
-            `const t = performance.now(); await import(${JSON.stringify(file)}); console.log(performance.now() - t);`,
-          ],
-          { env, encoding: 'utf8' },
-        );
-        if (result.status !== 0) throw new Error(`importing ${file} failed: ${result.stderr}`);
-        runs.push(Number(result.stdout.trim().split('\n').pop()));
-      }
-      return Math.round(percentile(runs, 50) * 10) / 10;
-    };
-    return {
-      batcher: {
-        bytes: statSync(join(dir, 'batcher.mjs')).size,
+    const figures: Record<string, BundleFigures> = {};
+    for (const [name, clients] of Object.entries(FUNCTIONS)) {
+      const outfile = join(dir, `${name}.mjs`);
+      const bundle = await build({
+        ...OPTIONS,
+        entryPoints: [join(projectRoot, 'functions', `${name}.ts`)],
+        outfile,
+      });
+      const ownBytes = Object.entries(Object.values(bundle.metafile?.outputs ?? {})[0]?.inputs ?? {})
+        .filter(([path]) => !path.includes('node_modules'))
+        .reduce((sum, [, input]) => sum + input.bytesInOutput, 0);
+      const baselineSource = join(dir, `${name}-baseline.ts`);
+      writeFileSync(
+        baselineSource,
+        [
+          ...clients.map((c) => `import { ${c} } from '${CLIENTS[c]}';`),
+          `export const clients = [${clients.map((c) => `new ${c}({})`).join(', ')}];`,
+        ].join('\n'),
+      );
+      const baselineFile = join(dir, `${name}-baseline.mjs`);
+      await build({ ...OPTIONS, entryPoints: [baselineSource], outfile: baselineFile });
+      const initMs = medianInitMs(outfile, runs);
+      const sdkBaselineInitMs = medianInitMs(baselineFile, runs);
+      figures[name] = {
+        bytes: statSync(outfile).size,
         ownBytes,
-        initMs: initMs(join(dir, 'batcher.mjs')),
-        sdkBaselineInitMs: initMs(join(dir, 'baseline.mjs')),
-      },
-    };
+        initMs,
+        sdkBaselineInitMs,
+        ratio: Math.round((initMs / sdkBaselineInitMs) * 100) / 100,
+        clients,
+      };
+    }
+    return figures;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -12,6 +12,7 @@ import { backfill } from './backfill.ts';
 import { bundles } from './bundles.ts';
 import { cliTimings } from './cli.ts';
 import { cost } from './cost.ts';
+import { groupCommit } from './group-commit.ts';
 import { incremental } from './incremental.ts';
 import { latency } from './latency.ts';
 import { rawWrites } from './raw-writes.ts';
@@ -33,6 +34,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   rawWrites,
   incremental,
   backfill,
+  groupCommit,
   bundles,
   cli,
   sink,

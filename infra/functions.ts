@@ -120,7 +120,10 @@ export class PipelineFunctions extends Construct {
       new SqsEventSource(state.commitQueue, {
         batchSize: 10,
         reportBatchItemFailures: true,
-        maxConcurrency: 2,
+        // Per table serial (FIFO group = table), across tables parallel: on a FIFO queue Lambda runs at most
+        // one batch per message group at a time, and min(active groups, this) invocations in all.
+        // https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html
+        maxConcurrency: 10,
       }),
     );
     new Rule(this, 'SweepSchedule', {

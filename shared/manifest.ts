@@ -68,16 +68,25 @@ export function canonicalFiles(files: readonly ObjectRef[]): ObjectRef[] {
 }
 
 /**
- * A pure function of the staged list and the reservation, so a committer that crashed after writing it
- * writes the same bytes again.
+ * A pure function of the reservation and the staged lists, so a committer that crashed after writing it
+ * writes the same bytes again. Several lists (group commit) are given in the reservation's batch order,
+ * which is `batchIds`; their files are merged in the canonical order (a file is in exactly one list, by
+ * the lemma in docs/protocol.md).
  */
-export function buildManifest(list: StagedList, version: number, committedAt: string): Manifest {
-  const files = canonicalFiles(list.files);
+export function buildManifest(
+  lists: StagedList | readonly StagedList[],
+  version: number,
+  committedAt: string,
+): Manifest {
+  const all: readonly StagedList[] = Array.isArray(lists) ? lists : [lists as StagedList];
+  const [first] = all;
+  if (!first) throw new Error('a manifest covers at least one staged list');
+  const files = canonicalFiles(all.flatMap((list) => list.files));
   return {
-    table: list.table,
+    table: first.table,
     version,
     committedAt,
-    batchIds: [list.batchId],
+    batchIds: all.map((list) => list.batchId),
     fileCount: files.length,
     bytes: files.reduce((sum, f) => sum + f.size, 0),
     files,

@@ -46,6 +46,17 @@ export interface PendingVersion {
   readonly batchId: string;
   /** ISO-8601; becomes the manifest's committedAt so a rewritten manifest is byte-identical. */
   readonly reservedAt: string;
+  /**
+   * Group commit: every batch this version covers, `batchId` first. Absent means `[batchId]` (reservations
+   * written before group commit, and versions of one batch).
+   */
+  readonly batchIds?: readonly string[];
+  /**
+   * The staged list key of each batch, in `batchIds` order (`[batchId]`'s when `batchIds` is absent): a
+   * committer finishing a reservation it did not make reads the lists straight away, without one GetItem per
+   * batch first. Absent in reservations written before it; those batches' items are read.
+   */
+  readonly stagedKeys?: readonly string[];
 }
 
 export interface TableRecord {

@@ -10,17 +10,18 @@ import { SqsEnqueuer } from '../backfill/sqs-enqueuer.ts';
 import { configFromEnv, type PipelineConfig } from '../config.ts';
 import { DEFAULTS } from '../defaults.ts';
 import type { BatcherDeps } from '../handlers/batcher-handler.ts';
+import type { CommitterDeps } from '../handlers/committer-handler.ts';
 import { DynamoDbLedger } from '../ledger/dynamodb-ledger.ts';
 import type { Ledger, LedgerQueries } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { METRICS_NAMESPACE } from '../names.ts';
+import type { RetryScheduler } from '../storage/batch-store.ts';
 import { EventBridgePublisher, noEvents } from '../storage/eventbridge-publisher.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../storage/sqs-commit-queue.ts';
 import { SqsRetryScheduler } from '../storage/sqs-retry-scheduler.ts';
 import type { BackfillDeps } from '../usecases/backfill.ts';
-import type { CommitDeps } from '../usecases/commit-batch.ts';
 import type { SweepDeps } from '../usecases/sweep.ts';
 import { trackAttempts } from './attempts.ts';
 import { PowertoolsMetrics } from './powertools-metrics.ts';
@@ -104,16 +105,40 @@ export function batcherRuntimeFromEnv(
   };
 }
 
-/** The committer: ledger, manifests (S3) and events (EventBridge, when a bus is configured); no SQS. */
+/**
+ * The committer calls SQS only to give a commit that failed for load back early (ChangeMessageVisibility,
+ * docs/protocol.md "Reads and load"): the SQS client is loaded on that first call, not at every cold start.
+ */
+function lazyRetryScheduler(aws: ReturnType<typeof clientConfig>): RetryScheduler {
+  let scheduler: Promise<RetryScheduler> | undefined;
+  return {
+    async retryLater(messages) {
+      scheduler ??= Promise.all([
+        import('@aws-sdk/client-sqs'),
+        import('../storage/sqs-retry-scheduler.ts'),
+      ]).then(([sqs, retries]) => new retries.SqsRetryScheduler(tracked(new sqs.SQSClient(aws))));
+      scheduler.catch(() => {
+        scheduler = undefined;
+      });
+      return (await scheduler).retryLater(messages);
+    },
+  };
+}
+
+/**
+ * The committer: ledger, manifests (S3) and events (EventBridge, when a bus is configured); SQS only when
+ * a commit fails for load (above).
+ */
 export function committerRuntimeFromEnv(
   service: string,
   env: NodeJS.ProcessEnv = process.env,
   overrides: RuntimeOverrides = {},
-): CommitDeps & Operated & { readonly metrics: MetricsSink } {
+): CommitterDeps & Operated {
   const base = baseRuntime(service, env, overrides);
   return {
     ...base,
     store: batchStore(tracked(new S3Client(base.aws)), env),
+    retries: lazyRetryScheduler(base.aws),
     events: env.INLET_EVENT_BUS
       ? new EventBridgePublisher({
           client: tracked(new EventBridgeClient(base.aws)),

@@ -1,71 +1,169 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../errors.ts';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import {
+  BatchNotSealedError,
+  DefiniteFailureError,
+  InletError,
+  isThrottle,
+  ManifestAheadOfLedgerError,
+  StagedListMissingError,
+  UnknownOutcomeError,
+} from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
+import type { RetryScheduler } from '../storage/batch-store.ts';
 import { CommitBatch, type CommitDeps } from '../usecases/commit-batch.ts';
 import * as z from '../zod.ts';
 
-export type CommitterHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+export type CommitterHandler = (
+  event: SQSEvent,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+) => Promise<SQSBatchResponse>;
+
+export interface CommitterDeps extends CommitDeps {
+  readonly metrics: MetricsSink;
+  /** Sets the visibility of messages that failed for load; without it they keep the queue's timeout. */
+  readonly retries?: RetryScheduler;
+}
 
 const nonEmpty = z.string().check(z.minLength(1));
 const commitRequest = z.object({ table: nonEmpty, batchId: nonEmpty });
+
+/**
+ * A commit that failed for load (throttled, or a read or write whose outcome stayed unknown) comes back
+ * after 5 s, 10 s, 20 s ... (jittered), by its receive count: a passing throttle costs seconds, not the
+ * queue's visibility timeout.
+ */
+const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+/**
+ * Receives after which a commit still failing for load is acknowledged and left to the sweeper: the ledger,
+ * not the message, holds the work (a SEALED batch or a pending reservation, which the sweeper re-requests
+ * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10): a throttling
+ * episode must not dead-letter a request that nothing is wrong with. About 40-75 s of backoff before it.
+ */
+export const HANDOVER_AFTER_RECEIVES = 5;
 
 /**
  * The commit Lambda on the FIFO queue: records of one table in order. After a failure the rest of that
  * table's records fail too (versions are never assigned out of request order), but only that table's:
  * one wedged table must not hold the others (`skipGroupOnError`, group = table).
  */
-export function makeCommitterHandler(deps: CommitDeps & { readonly metrics: MetricsSink }): CommitterHandler {
+export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
   const committer = new CommitBatch(deps);
   const m = deps.metrics;
 
-  const handleRecord = async (record: SQSRecord): Promise<void> => {
-    const parsed = commitRequest.safeParse(JSON.parse(record.body));
-    if (!parsed.success) {
-      // Only Inlet writes this queue; a bad request is a bug, not data: log it and let it go to the DLQ.
-      m.count(METRIC.commitErrors, 1);
-      throw new Error(`malformed commit request: ${record.body.slice(0, 200)}`);
-    }
-    const started = deps.now();
-    try {
-      const outcome = await committer.commit(parsed.data.table, parsed.data.batchId);
-      if (!outcome.published) m.count(METRIC.unpublished, 1);
-      if (outcome.result === 'committed') {
-        m.count(METRIC.versionsCommitted, 1 + outcome.finishedPending.length);
-        m.count(METRIC.filesCommitted, outcome.files);
-        m.milliseconds(METRIC.commitLatency, deps.now() - started);
-        if (outcome.minEventTime)
-          m.milliseconds(METRIC.ingestionLag, deps.now() - Date.parse(outcome.minEventTime));
-        deps.log.info('version committed', { ...outcome });
-      }
-    } catch (error) {
-      if (error instanceof BatchNotSealedError) {
-        // Retrying cannot help and nothing is lost: an unsealed batch's files are taken over on redelivery.
+  /** `loadFailed`: message group -> seconds until its failed messages come back. */
+  const handleRecord =
+    (deadline: number | undefined, loadFailed: Map<string, number>) =>
+    async (record: SQSRecord): Promise<void> => {
+      const parsed = commitRequest.safeParse(JSON.parse(record.body));
+      if (!parsed.success) {
+        // Only Inlet writes this queue; a bad request is a bug, not data: log it and let it go to the DLQ.
         m.count(METRIC.commitErrors, 1);
-        deps.log.error('commit request for a batch that is not sealed: dropped', {
-          ...parsed.data,
-          error: error.message,
-        });
-        return;
+        throw new Error(`malformed commit request: ${record.body.slice(0, 200)}`);
       }
-      // Both need an operator; failing the message keeps the request (DLQ, alarm) and its table waits.
-      if (error instanceof ManifestAheadOfLedgerError) m.count(METRIC.manifestAhead, 1);
-      if (error instanceof StagedListMissingError) m.count(METRIC.stagedListMissing, 1);
-      m.count(METRIC.commitErrors, 1);
-      deps.log.error('commit failed', { ...parsed.data, error: String(error) });
-      throw error;
-    }
-  };
+      const started = deps.now();
+      try {
+        const outcome = await committer.commit(
+          parsed.data.table,
+          parsed.data.batchId,
+          deadline === undefined ? {} : { deadline },
+        );
+        if (!outcome.published) m.count(METRIC.unpublished, 1);
+        if (outcome.result === 'committed') {
+          m.count(METRIC.versionsCommitted, 1 + outcome.finishedPending.length);
+          m.count(METRIC.filesCommitted, outcome.files);
+          m.milliseconds(METRIC.commitLatency, deps.now() - started);
+          if (outcome.minEventTime)
+            m.milliseconds(METRIC.ingestionLag, deps.now() - Date.parse(outcome.minEventTime));
+          deps.log.info('version committed', { ...outcome });
+        }
+      } catch (error) {
+        if (error instanceof BatchNotSealedError) {
+          // Retrying cannot help and nothing is lost: an unsealed batch's files are taken over on redelivery.
+          m.count(METRIC.commitErrors, 1);
+          deps.log.error('commit request for a batch that is not sealed: dropped', {
+            ...parsed.data,
+            error: error.message,
+          });
+          return;
+        }
+        // Both need an operator; failing the message keeps the request (DLQ, alarm) and its table waits.
+        if (error instanceof ManifestAheadOfLedgerError) m.count(METRIC.manifestAhead, 1);
+        if (error instanceof StagedListMissingError) m.count(METRIC.stagedListMissing, 1);
+        if (passes(error)) {
+          const receives = receivesOf(record);
+          if (receives >= HANDOVER_AFTER_RECEIVES) {
+            m.count(METRIC.commitErrors, 1);
+            deps.log.warn('commit still failing for load: left to the sweeper', {
+              ...parsed.data,
+              receives,
+              error: String(error),
+            });
+            return;
+          }
+          loadFailed.set(groupOf(record), backoffSeconds(receives, deps.random ?? Math.random));
+        }
+        m.count(METRIC.commitErrors, 1);
+        deps.log.error('commit failed', { ...parsed.data, error: String(error) });
+        throw error;
+      }
+    };
 
-  return async (event) => {
+  return async (event, context) => {
+    const deadline = context ? deps.now() + context.getRemainingTimeInMillis() : undefined;
+    const loadFailed = new Map<string, number>();
     try {
       const processor = new SqsFifoPartialProcessorAsync();
-      return await processPartialResponse(event, handleRecord, processor, {
+      const response = await processPartialResponse(event, handleRecord(deadline, loadFailed), processor, {
         throwOnFullBatchFailure: false,
         skipGroupOnError: true,
       });
+      await giveBack(event, response, loadFailed);
+      return response;
     } finally {
       m.flush();
     }
   };
+
+  /**
+   * The failed message and the ones of its group skipped after it all get the group's delay: a FIFO group
+   * stays blocked while any of its messages is in flight, so one left at the queue's timeout would hold the
+   * table as long. Failures for other reasons keep the queue's timeout (and reach the DLQ for an operator).
+   */
+  async function giveBack(event: SQSEvent, response: SQSBatchResponse, loadFailed: Map<string, number>) {
+    if (!deps.retries || loadFailed.size === 0) return;
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    const later = event.Records.filter((r) => failed.has(r.messageId) && loadFailed.has(groupOf(r))).map(
+      (r) => ({
+        receiptHandle: r.receiptHandle,
+        queueArn: r.eventSourceARN,
+        seconds: loadFailed.get(groupOf(r)) ?? 0,
+      }),
+    );
+    // Best effort: a message whose change failed comes back after the queue's timeout, as before.
+    await deps.retries
+      .retryLater(later)
+      .catch((error) =>
+        deps.log.warn('could not set the retry delay of failed commits', { error: String(error) }),
+      );
+  }
+}
+
+/**
+ * Failed for load or contention, which passes: a throttle, an answer lost (5xx, timeout), a head or manifest
+ * that kept moving. Not a refusal (a 4xx such as AccessDenied), which an operator must fix: that one keeps the
+ * queue's timeout and reaches the DLQ and its alarm.
+ */
+function passes(error: unknown): boolean {
+  if (isThrottle(error) || error instanceof UnknownOutcomeError) return true;
+  return error instanceof InletError && error.retryable && !(error instanceof DefiniteFailureError);
+}
+
+const groupOf = (record: SQSRecord) => record.attributes?.MessageGroupId ?? '';
+const receivesOf = (record: SQSRecord) => Number(record.attributes?.ApproximateReceiveCount ?? 1) || 1;
+
+/** Exponential in the receive count, jittered over the upper half. */
+function backoffSeconds(receives: number, random: () => number): number {
+  const ceiling = Math.min(LOAD_BACKOFF.capSeconds, LOAD_BACKOFF.baseSeconds * 2 ** (receives - 1));
+  return ceiling / 2 + (ceiling / 2) * random();
 }

@@ -32,17 +32,19 @@ import {
   SEALED_INDEX,
   tableKey,
 } from './keys.ts';
-import type {
-  ClaimResult,
-  FenceResult,
-  FileEntry,
-  FinalizeResult,
-  Ledger,
-  LedgerQueries,
-  MoveResult,
-  SealedIndexKey,
-  SealRequest,
-  SealResult,
+import {
+  type ClaimResult,
+  type FenceResult,
+  type FileEntry,
+  type FinalizeResult,
+  type Ledger,
+  type LedgerQueries,
+  MAX_BATCHES_PER_VERSION,
+  type MoveResult,
+  reservedBatchIds,
+  type SealedIndexKey,
+  type SealRequest,
+  type SealResult,
 } from './ledger.ts';
 
 export interface DynamoDbLedgerOptions {
@@ -290,6 +292,9 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
   }
 
   async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
+    const batchIds = reservedBatchIds(pending);
+    if (batchIds.length > MAX_BATCHES_PER_VERSION || batchIds[0] !== pending.batchId)
+      throw new Error(`a reservation names 1..${MAX_BATCHES_PER_VERSION} batches, its own first`);
     try {
       await this.transact({
         TransactItems: [
@@ -298,7 +303,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
               TableName: this.tableName,
               Key: tableKey(table),
               UpdateExpression: 'SET pending = :pending, #table = :table',
-              // Linear versions: one batch holds head+1, and only if nobody moved head meanwhile.
+              // Linear versions: one reservation holds head+1, and only if nobody moved head meanwhile.
               ConditionExpression:
                 expectedHead === 0
                   ? 'attribute_not_exists(pending) AND (attribute_not_exists(head) OR head = :head)'
@@ -307,17 +312,17 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
               ExpressionAttributeValues: { ':pending': pending, ':head': expectedHead, ':table': table },
             },
           },
-          {
-            // A committer that read SEALED before another one committed the batch must not reserve a
-            // second version for it (a redelivered FIFO message while the first committer still runs).
+          // A committer that read SEALED (or a stale index entry) after another one committed a batch must
+          // not give it a second version: every batch of the group must still be SEALED.
+          ...batchIds.map((batchId) => ({
             ConditionCheck: {
               TableName: this.tableName,
-              Key: batchKey(table, pending.batchId),
+              Key: batchKey(table, batchId),
               ConditionExpression: '#state = :sealed',
               ExpressionAttributeNames: { '#state': 'state' },
               ExpressionAttributeValues: { ':sealed': 'SEALED' },
             },
-          },
+          })),
         ],
       });
       return true;
@@ -340,6 +345,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     counters: { files: number; bytes: number },
   ): Promise<FinalizeResult> {
     const now = new Date().toISOString();
+    const batchIds = reservedBatchIds(pending);
     try {
       await this.transact({
         TransactItems: [
@@ -348,13 +354,14 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
               TableName: this.tableName,
               Key: tableKey(table),
               UpdateExpression:
-                'SET head = :v, lastCommitAt = :now, lastBatchId = :b, files = if_not_exists(files, :zero) + :files, #bytes = if_not_exists(#bytes, :zero) + :bytes REMOVE pending',
+                'SET head = :v, lastCommitAt = :now, lastBatchId = :last, files = if_not_exists(files, :zero) + :files, #bytes = if_not_exists(#bytes, :zero) + :bytes REMOVE pending',
               // Only the reservation holder moves head, exactly once.
               ConditionExpression: 'pending.batchId = :b AND pending.version = :v',
               ExpressionAttributeNames: { '#bytes': 'bytes' },
               ExpressionAttributeValues: {
                 ':v': pending.version,
                 ':b': pending.batchId,
+                ':last': batchIds[batchIds.length - 1] ?? pending.batchId,
                 ':now': now,
                 ':zero': 0,
                 ':files': counters.files,
@@ -362,12 +369,12 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
               },
             },
           },
-          {
+          // Each batch of the version: the batch stays in the sealed index until markPublished, so a
+          // committed version whose event failed is found there and published later, at no extra write.
+          ...batchIds.map((batchId) => ({
             Update: {
               TableName: this.tableName,
-              Key: batchKey(table, pending.batchId),
-              // The batch stays in the sealed index until markPublished: a committed version whose event
-              // failed is found there and published later, at no extra write.
+              Key: batchKey(table, batchId),
               UpdateExpression: 'SET #state = :committed, version = :v, committedAt = :at',
               ConditionExpression: '#state = :sealed',
               ExpressionAttributeNames: { '#state': 'state' },
@@ -378,7 +385,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
                 ':at': pending.reservedAt,
               },
             },
-          },
+          })),
         ],
       });
       return 'committed';
@@ -559,5 +566,33 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       ),
     );
     return { batches: (result.Items ?? []).map(toBatch), nextKey: result.LastEvaluatedKey };
+  }
+
+  async listSealedForCommit(table: string, limit: number): Promise<BatchRecord[]> {
+    const found: BatchRecord[] = [];
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    // The index also holds COMMITTED batches whose C5 is outstanding; they are filtered out here. Pages
+    // are bounded so a long queue of those costs a few pages, never the whole backlog.
+    do {
+      const page = await this.send('list sealed for commit', () =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            IndexName: SEALED_INDEX.name,
+            KeyConditionExpression: '#p = :table',
+            ExpressionAttributeNames: { '#p': SEALED_INDEX.partitionKey },
+            ExpressionAttributeValues: { ':table': table },
+            Limit: Math.max(limit, 25) * 2,
+            ExclusiveStartKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const batch = toBatch(item);
+        if (batch.state === 'SEALED' && found.length < limit) found.push(batch);
+      }
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey && found.length < limit);
+    return found;
   }
 }

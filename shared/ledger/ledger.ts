@@ -65,9 +65,12 @@ export interface Ledger {
   sealBatch(request: SealRequest): Promise<SealResult>;
   /** Strongly consistent; head 0 for a table never committed. */
   getTable(table: string): Promise<TableRecord>;
-  /** Step C2: `pending = {head+1, B}` if head is still `expectedHead` and nothing is pending. */
+  /**
+   * Step C2: `pending = {head+1, B, batchIds}` if head is still `expectedHead`, nothing is pending and every
+   * batch the reservation names is SEALED.
+   */
   reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean>;
-  /** Step C4: one transaction, TABLE head = v + BATCH COMMITTED. */
+  /** Step C4: one transaction, TABLE head = v + every batch of the reservation COMMITTED at v. */
   finalizeCommit(
     table: string,
     pending: PendingVersion,
@@ -94,7 +97,23 @@ export interface Ledger {
     batches: BatchRecord[];
     nextKey?: SealedIndexKey;
   }>;
+  /**
+   * Group commit: up to `limit` SEALED batches of the table from the `sealed` index, oldest `sealedAt`
+   * first (one Query; the index is eventually consistent, so the reservation re-checks each is SEALED).
+   */
+  listSealedForCommit(table: string, limit: number): Promise<BatchRecord[]>;
 }
+
+/** The batches a reservation covers, its own `batchId` first. */
+export function reservedBatchIds(pending: PendingVersion): readonly string[] {
+  return pending.batchIds && pending.batchIds.length > 0 ? pending.batchIds : [pending.batchId];
+}
+
+/**
+ * A DynamoDB transaction takes at most 100 items; the commit transaction writes TABLE and every batch of
+ * the version, so one version covers at most 99 batches.
+ */
+export const MAX_BATCHES_PER_VERSION = 99;
 
 /** Where a Scan of the sealed index stopped (DynamoDB's LastEvaluatedKey, opaque to callers). */
 export type SealedIndexKey = Record<string, unknown>;

@@ -43,6 +43,9 @@ export interface BatchCommittedEvent {
   readonly table: string;
   readonly version: number;
   readonly batchId: string;
+  /** Group commit: every batch of the version (`batchId` is the first); absent for a one-batch version. */
+  readonly batchIds?: readonly string[];
+  /** The version's files and bytes (all its batches). */
   readonly files: number;
   readonly bytes: number;
   readonly manifestKey: string;

@@ -100,7 +100,7 @@ function plan(world: World): { injections: Injection[]; expected: Expected } {
 
 /**
  * Product code that sleeps or draws random numbers without taking them from its deps (today:
- * CommitBatch's backoff, `setTimeout` from node:timers/promises and Math.random) runs on the simulated
+ * the DynamoDB adapter's jitter, `setTimeout` from node:timers/promises and Math.random) runs on the simulated
  * clock and the seed while a simulation runs: builtin ESM bindings follow their CommonJS exports after
  * syncBuiltinESMExports. A stopgap until those take `sleep` and `random` from their deps.
  */

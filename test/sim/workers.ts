@@ -8,7 +8,7 @@ import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
 import type { RetryScheduler } from '../../shared/storage/batch-store.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
-import type { Received } from './fakes/sqs.ts';
+import type { Received, SqsQueue } from './fakes/sqs.ts';
 import { Worker } from './scheduler.ts';
 import { TIMING, type World } from './world.ts';
 
@@ -60,7 +60,7 @@ export class Fleet {
         const handler = makeBatcherHandler({
           ...this.world.ports(worker),
           newBatchId: this.world.newBatchId,
-          retries: this.retries(worker),
+          retries: this.retries(worker, ingest),
         });
         const response = await handler(sqsEvent(received, 'ingest'), {
           getRemainingTimeInMillis: () => worker.deadline - scheduler.now,
@@ -72,13 +72,13 @@ export class Fleet {
     }
   }
 
-  /** ChangeMessageVisibilityBatch on the ingest queue, through the SDK fault model like any call. */
-  private retries(worker: Worker): RetryScheduler {
-    const { aws, ingest } = this.world;
+  /** ChangeMessageVisibilityBatch on a queue, through the SDK fault model like any call. */
+  private retries(worker: Worker, queue: SqsQueue): RetryScheduler {
+    const { aws } = this.world;
     return {
       retryLater: async (messages) => {
-        await aws.send(worker, 'sqs', 'changeVisibility', () => {
-          for (const m of messages) ingest.changeVisibility(Number(m.receiptHandle), m.seconds * 1000);
+        await aws.send(worker, 'sqs', `changeVisibility ${queue.name}`, () => {
+          for (const m of messages) queue.changeVisibility(Number(m.receiptHandle), m.seconds * 1000);
         });
       },
     };
@@ -92,8 +92,13 @@ export class Fleet {
       if (received.length === 0) continue;
       scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.body).join(' ')}`);
       await this.invoke(worker, TIMING.committerTimeoutMs, async () => {
-        const handler = makeCommitterHandler(this.world.ports(worker));
-        const response = await handler(sqsEvent(received, 'commit.fifo'));
+        const handler = makeCommitterHandler({
+          ...this.world.ports(worker),
+          retries: this.retries(worker, commits),
+        });
+        const response = await handler(sqsEvent(received, 'commit.fifo'), {
+          getRemainingTimeInMillis: () => worker.deadline - scheduler.now,
+        });
         const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
         for (const r of received) if (!failed.has(r.message.messageId)) commits.delete(r);

@@ -30,6 +30,7 @@ import type {
   SealRequest,
   SealResult,
 } from '../../../shared/ledger/ledger.ts';
+import { reservedBatchIds } from '../../../shared/ledger/ledger.ts';
 import type {
   BatchRecord,
   FileRef,
@@ -259,7 +260,11 @@ export class SimLedger implements Ledger, LedgerQueries {
                 old?.pending === undefined && ((old?.head as number | undefined) ?? 0) === expectedHead,
               write: (old) => ({ ...old, pending, table }),
             },
-            { key: batchKey(table, pending.batchId), condition: (old) => this.batchMustBeSealed(old) },
+            // Group commit: every batch the reservation names must be SEALED.
+            ...reservedBatchIds(pending).map((batchId) => ({
+              key: batchKey(table, batchId),
+              condition: (old: Item | undefined) => this.batchMustBeSealed(old),
+            })),
           ],
           this.holdMs(),
         ),
@@ -303,12 +308,12 @@ export class SimLedger implements Ledger, LedgerQueries {
                 };
               },
             },
-            {
-              key: batchKey(table, pending.batchId),
-              condition: (old) => old?.state === 'SEALED',
-              // The batch stays in the sealed index until markPublished, as in the adapter: the sweeper
-              // finds a committed version whose event failed there.
-              write: (old) => {
+            // Every batch of the group; each stays in the sealed index until markPublished, as in the
+            // adapter: the sweeper finds a committed version whose event failed there.
+            ...reservedBatchIds(pending).map((batchId) => ({
+              key: batchKey(table, batchId),
+              condition: (old: Item | undefined) => old?.state === 'SEALED',
+              write: (old: Item | undefined) => {
                 return {
                   ...old,
                   state: 'COMMITTED',
@@ -316,7 +321,7 @@ export class SimLedger implements Ledger, LedgerQueries {
                   committedAt: pending.reservedAt,
                 };
               },
-            },
+            })),
           ],
           this.holdMs(),
         ),
@@ -355,6 +360,17 @@ export class SimLedger implements Ledger, LedgerQueries {
         .map(toBatch),
     );
     return { batches };
+  }
+
+  async listSealedForCommit(table: string, limit: number): Promise<BatchRecord[]> {
+    return this.call('list sealed for commit', () =>
+      this.ctx.db
+        .all()
+        .filter((i) => i.sealedTable === table && i.state === 'SEALED')
+        .sort((a, b) => (a.sealedAt as number) - (b.sealedAt as number))
+        .slice(0, limit)
+        .map(toBatch),
+    );
   }
 
   async listSealedBatches(table: string, sealedBefore: number): Promise<BatchRecord[]> {

@@ -1,0 +1,109 @@
+// Group commit: a backlog of sealed batches of one table drained by the committer, with grouping (the
+// default limits) and without (maxBatches 1), side by side on the same emulator. The backlog is sealed
+// directly through the ledger and the staged lists (what the batcher leaves), then every batch's commit
+// request is queued as the batcher sends it, and the commit queue is drained until no batch waits.
+import pLimit from 'p-limit';
+import { pollOnce } from '../local/poller.ts';
+import { type AwsClients, createClients, destroyClients } from '../shared/aws/clients.ts';
+import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits } from '../shared/usecases/commit-group.ts';
+import { PipelineHarness } from '../test/support/harness.ts';
+import { sealBatchDirectly } from '../test/support/seal.ts';
+import { type Benchmark, log, quick } from './support.ts';
+
+export interface GroupCommitResult {
+  readonly batches: number;
+  readonly filesPerBatch: number;
+  readonly filesPerSecond: number;
+  readonly versionsPerSecond: number;
+  readonly versions: number;
+  readonly seconds: number;
+  readonly ungroupedFilesPerSecond: number;
+  readonly ungroupedVersionsPerSecond: number;
+  readonly ungroupedSeconds: number;
+  readonly limits: GroupLimits;
+}
+
+const TABLE = 'backlog';
+
+async function drainBacklog(clients: AwsClients, batches: number, filesPerBatch: number, group: GroupLimits) {
+  const h = await PipelineHarness.create(clients, {
+    config: { tables: [{ name: TABLE, prefix: `${TABLE}/` }], leaseSeconds: 300 },
+    visibilityTimeout: 300,
+    notifications: false,
+    countRequests: false,
+  });
+  const limit = pLimit(8);
+  const ids = await Promise.all(
+    Array.from({ length: batches }, (_, index) =>
+      limit(() =>
+        sealBatchDirectly(h.ports(), {
+          table: TABLE,
+          bucket: h.resources.landingBucket,
+          index,
+          files: filesPerBatch,
+        }),
+      ),
+    ),
+  );
+  ids.sort();
+  for (let i = 0; i < ids.length; i += 100)
+    await h.ports().commitQueue.requestCommits(TABLE, ids.slice(i, i + 100), 'bench');
+  const handler = makeCommitterHandler({ ...h.ports(), log: h.log, metrics: h.metrics, now: h.now, group });
+
+  const started = performance.now();
+  for (;;) {
+    const poll = await pollOnce(
+      { client: h.clients.sqs, queueUrl: h.resources.commitQueue.url, batchSize: 10 },
+      handler,
+    );
+    if (poll.received > 0) continue;
+    if ((await h.ledger.listSealedForCommit(TABLE, 1)).length === 0) break;
+  }
+  const ms = performance.now() - started;
+  const head = await h.ledger.getTable(TABLE);
+  if (head.files !== batches * filesPerBatch || head.pending)
+    throw new Error(`group commit bench: ${head.files} files committed of ${batches * filesPerBatch}`);
+  return { ms, versions: head.head, files: head.files };
+}
+
+const perSecond = (n: number, ms: number) => Math.round((n / ms) * 1000 * 10) / 10;
+
+export async function groupCommitBench(
+  clients: AwsClients,
+  options: { readonly batches: number; readonly filesPerBatch: number },
+): Promise<GroupCommitResult> {
+  const grouped = await drainBacklog(clients, options.batches, options.filesPerBatch, DEFAULT_GROUP_LIMITS);
+  const single = await drainBacklog(clients, options.batches, options.filesPerBatch, {
+    ...DEFAULT_GROUP_LIMITS,
+    maxBatches: 1,
+  });
+  return {
+    batches: options.batches,
+    filesPerBatch: options.filesPerBatch,
+    filesPerSecond: perSecond(grouped.files, grouped.ms),
+    versionsPerSecond: perSecond(grouped.versions, grouped.ms),
+    versions: grouped.versions,
+    seconds: Math.round(grouped.ms) / 1000,
+    ungroupedFilesPerSecond: perSecond(single.files, single.ms),
+    ungroupedVersionsPerSecond: perSecond(single.versions, single.ms),
+    ungroupedSeconds: Math.round(single.ms) / 1000,
+    limits: DEFAULT_GROUP_LIMITS,
+  };
+}
+
+/** `groupCommit`: 1,000 sealed batches of 10 files (50 with `--quick`, which must stay under 2 minutes in all). */
+export const groupCommit: Benchmark = {
+  name: 'groupCommit',
+  async run({ target }) {
+    log('group commit');
+    const clients = createClients(target);
+    try {
+      return {
+        groupCommit: await groupCommitBench(clients, { batches: quick ? 50 : 1_000, filesPerBatch: 10 }),
+      };
+    } finally {
+      destroyClients(clients);
+    }
+  },
+};
