@@ -9,7 +9,8 @@ import {
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
+  paginateQuery,
+  paginateScan,
   ScanCommand,
   TransactWriteCommand,
   UpdateCommand,
@@ -126,6 +127,16 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       return await fn();
     } catch (error) {
       throw classifyAwsError(operation, error);
+    }
+  }
+
+  /** Every page of a Query or Scan through the SDK's paginator, each page's failure classified like a call. */
+  private async *pages<P>(operation: string, paginator: AsyncIterable<P>): AsyncGenerator<P> {
+    const pages = paginator[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await this.send(operation, () => pages.next());
+      if (next.done) return;
+      yield next.value;
     }
   }
 
@@ -419,23 +430,18 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
 
   async listSealedBatches(table: string, sealedBefore: number): Promise<BatchRecord[]> {
     const batches: BatchRecord[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.send('list sealed batches', () =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: SEALED_INDEX.name,
-            KeyConditionExpression: '#p = :table AND #s < :before',
-            ExpressionAttributeNames: { '#p': SEALED_INDEX.partitionKey, '#s': SEALED_INDEX.sortKey },
-            ExpressionAttributeValues: { ':table': table, ':before': sealedBefore },
-            ExclusiveStartKey,
-          }),
-        ),
-      );
+    const query = paginateQuery(
+      { client: this.doc },
+      {
+        TableName: this.tableName,
+        IndexName: SEALED_INDEX.name,
+        KeyConditionExpression: '#p = :table AND #s < :before',
+        ExpressionAttributeNames: { '#p': SEALED_INDEX.partitionKey, '#s': SEALED_INDEX.sortKey },
+        ExpressionAttributeValues: { ':table': table, ':before': sealedBefore },
+      },
+    );
+    for await (const page of this.pages('list sealed batches', query))
       for (const item of page.Items ?? []) batches.push(toBatch(item));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
     return batches;
   }
 
@@ -460,18 +466,15 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
 
   private async queryQuarantine(pk: string): Promise<QuarantineEntry[]> {
     const entries: QuarantineEntry[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.send('list quarantine', () =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ExclusiveStartKey,
-          }),
-        ),
-      );
+    const query = paginateQuery(
+      { client: this.doc },
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+      },
+    );
+    for await (const page of this.pages('list quarantine', query)) {
       for (const item of page.Items ?? []) {
         entries.push({
           id: item.id as string,
@@ -482,8 +485,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
           ...(item.bodyTruncated ? { bodyTruncated: true, bodyBytes: item.bodyBytes as number } : {}),
         });
       }
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    }
     return entries;
   }
 
@@ -526,18 +528,15 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
   async scanFiles(filter: { table?: string; keyPrefix?: string; limit?: number }): Promise<FileEntry[]> {
     const found: FileEntry[] = [];
     const limit = filter.limit ?? 1000;
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.send('scan files', () =>
-        this.doc.send(
-          new ScanCommand({
-            TableName: this.tableName,
-            FilterExpression: 'begins_with(pk, :prefix)',
-            ExpressionAttributeValues: { ':prefix': filter.table ? `FILE#${filter.table}#` : 'FILE#' },
-            ExclusiveStartKey,
-          }),
-        ),
-      );
+    const scan = paginateScan(
+      { client: this.doc },
+      {
+        TableName: this.tableName,
+        FilterExpression: 'begins_with(pk, :prefix)',
+        ExpressionAttributeValues: { ':prefix': filter.table ? `FILE#${filter.table}#` : 'FILE#' },
+      },
+    );
+    for await (const page of this.pages('scan files', scan)) {
       for (const item of page.Items ?? []) {
         const entry = toFileEntry(item);
         if (!entry) continue;
@@ -546,8 +545,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         found.push(entry);
         if (found.length >= limit) return found;
       }
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    }
     return found;
   }
 
@@ -570,29 +568,25 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
 
   async listSealedForCommit(table: string, limit: number): Promise<BatchRecord[]> {
     const found: BatchRecord[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
     // The index also holds COMMITTED batches whose C5 is outstanding; they are filtered out here. Pages
     // are bounded so a long queue of those costs a few pages, never the whole backlog.
-    do {
-      const page = await this.send('list sealed for commit', () =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.tableName,
-            IndexName: SEALED_INDEX.name,
-            KeyConditionExpression: '#p = :table',
-            ExpressionAttributeNames: { '#p': SEALED_INDEX.partitionKey },
-            ExpressionAttributeValues: { ':table': table },
-            Limit: Math.max(limit, 25) * 2,
-            ExclusiveStartKey,
-          }),
-        ),
-      );
+    const query = paginateQuery(
+      { client: this.doc, pageSize: Math.max(limit, 25) * 2 },
+      {
+        TableName: this.tableName,
+        IndexName: SEALED_INDEX.name,
+        KeyConditionExpression: '#p = :table',
+        ExpressionAttributeNames: { '#p': SEALED_INDEX.partitionKey },
+        ExpressionAttributeValues: { ':table': table },
+      },
+    );
+    for await (const page of this.pages('list sealed for commit', query)) {
       for (const item of page.Items ?? []) {
         const batch = toBatch(item);
         if (batch.state === 'SEALED' && found.length < limit) found.push(batch);
       }
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey && found.length < limit);
+      if (found.length >= limit) break;
+    }
     return found;
   }
 }
