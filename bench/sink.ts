@@ -1,20 +1,14 @@
-// The bronze sink (docs/bronze.md): rows and landing megabytes per second it turns into Delta commits, and its
-// bundle's size and cold import time.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// The bronze sink (docs/bronze.md): rows and landing megabytes per second it turns into Delta commits. Its
+// bundle's size and cold import are in `bundles.sink` (bench/bundles.ts), with the other functions'.
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { build } from 'esbuild';
 import pLimit from 'p-limit';
-import { projectRoot } from '../local/paths.ts';
 import { createClients, destroyClients } from '../shared/aws/clients.ts';
 import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import { S3DeltaStore, S3SourceObjects } from '../shared/bronze/s3-delta-store.ts';
 import { silentLog } from '../shared/log.ts';
 import { SinkTable } from '../shared/usecases/sink.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
-import { type Benchmark, drain, log, percentile, quick, seconds, sendEvents } from './support.ts';
+import { type Benchmark, drain, log, quick, seconds, sendEvents } from './support.ts';
 
 /** Landing files of JSON Lines, ~100 bytes a row, a few rows rescued, across two committed versions. */
 const SINK_SIZE = quick ? { files: 8, rows: 5_000 } : { files: 20, rows: 25_000 };
@@ -85,7 +79,6 @@ export const sink: Benchmark = {
           seconds: seconds(ms),
           rowsPerSecond: Math.round(rows / (ms / 1000)),
           mbPerSecond: Math.round((bytes / 1e6 / (ms / 1000)) * 100) / 100,
-          bundle: await sinkBundle(),
         },
       };
     } finally {
@@ -105,54 +98,4 @@ function jsonl(first: number, rows: number): string {
     );
   }
   return `${lines.join('\n')}\n`;
-}
-
-/** The sink function bundled as the CDK bundles functions (esbuild, minified ESM), and its cold import. */
-async function sinkBundle() {
-  const dir = mkdtempSync(join(tmpdir(), 'inlet-bench-sink-'));
-  try {
-    const outfile = join(dir, 'sink.mjs');
-    await build({
-      entryPoints: [join(projectRoot, 'functions', 'sink.ts')],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node22',
-      minify: true,
-      mainFields: ['module', 'main'],
-      banner: {
-        js: "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
-      },
-      logLevel: 'silent',
-    });
-    const env = {
-      ...process.env,
-      AWS_REGION: 'us-east-1',
-      INLET_CONFIG: JSON.stringify({
-        tables: [{ name: 'lake', prefix: 'lake/', bronze: { format: 'jsonl' } }],
-      }),
-      INLET_LEDGER_TABLE: 'ledger',
-      INLET_MANIFEST_BUCKET: 'manifests',
-      INLET_SINK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sink.fifo',
-      NODE_NO_WARNINGS: '1',
-    };
-    const runs: number[] = [];
-    for (let i = 0; i < 7; i++) {
-      const result = spawnSync(
-        process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          `const t = performance.now(); await import(${JSON.stringify(outfile)}); console.log(performance.now() - t);`,
-        ],
-        { env, encoding: 'utf8' },
-      );
-      if (result.status !== 0) throw new Error(`importing the sink bundle failed: ${result.stderr}`);
-      runs.push(Number(result.stdout.trim().split('\n').pop()));
-    }
-    return { bytes: statSync(outfile).size, initMs: Math.round(percentile(runs, 50) * 10) / 10 };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }

@@ -113,11 +113,16 @@ export async function drain(h: PipelineHarness, observer: AwsClients, batchingWi
 }
 
 /** A pipeline as deployed by default: Lambda batch size 1,000, a 1 s window (the default is 20 s). */
-export const pipeline = (clients: AwsClients, table: string, countRequests: boolean) =>
+export const pipeline = (
+  clients: AwsClients,
+  table: string,
+  countRequests: boolean,
+  batchingWindowMs = 1_000,
+) =>
   PipelineHarness.create(clients, {
     config: { tables: [{ name: table, prefix: `${table}/` }], leaseSeconds: 300 },
     batchSize: 1_000,
-    batchingWindowMs: 1_000,
+    batchingWindowMs,
     visibilityTimeout: 300,
     notifications: false,
     countRequests,
