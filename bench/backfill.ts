@@ -1,7 +1,6 @@
 // The backfill's rate through the state machine (Map of partitions) as the local executor runs it, one
 // partition at a time and in parallel; the same from an S3 Inventory report; and what a reconcile lists.
-import { gzipSync } from 'node:zlib';
-import { CreateBucketCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { LocalBackfill } from '../local/backfill-executor.ts';
 import { S3InventoryReader } from '../shared/backfill/inventory.ts';
@@ -11,6 +10,7 @@ import { SqsEnqueuer } from '../shared/backfill/sqs-enqueuer.ts';
 import { parsePipelineConfig } from '../shared/config.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
 import type { BackfillDeps } from '../shared/usecases/backfill.ts';
+import { writeInventoryReport } from '../test/support/inventory.ts';
 import { uniqueName } from '../test/support/names.ts';
 import { synthesizeBackfillDefinition } from './backfill-definition.ts';
 import { HISTORY, HISTORY_KEY_TIME, type HistoryFixture } from './incremental.ts';
@@ -117,54 +117,28 @@ async function writeInventory(
 ): Promise<string> {
   const destination = uniqueName('bench-inventory');
   await clients.s3.send(new CreateBucketCommand({ Bucket: destination }));
-  const rows: string[] = [];
+  const rows: string[][] = [];
   let token: string | undefined;
   do {
     const page = await clients.s3.send(
       new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }),
     );
     for (const o of page.Contents ?? [])
-      rows.push(
-        [
-          bucket,
-          encodeURIComponent(o.Key ?? ''),
-          String(o.Size ?? 0),
-          o.LastModified?.toISOString() ?? '',
-          (o.ETag ?? '').replace(/"/g, ''),
-        ]
-          .map((f) => `"${f}"`)
-          .join(','),
-      );
+      rows.push([
+        bucket,
+        encodeURIComponent(o.Key ?? ''),
+        String(o.Size ?? 0),
+        o.LastModified?.toISOString() ?? '',
+        (o.ETag ?? '').replace(/"/g, ''),
+      ]);
     token = page.NextContinuationToken;
   } while (token);
-  const base = `inventory/${bucket}/all/2026-11-30T00-00Z`;
-  const keys: string[] = [];
-  const per = Math.ceil(rows.length / files);
-  for (let i = 0; i < files; i++) {
-    const key = `inventory/${bucket}/all/data/${i}.csv.gz`;
-    await clients.s3.send(
-      new PutObjectCommand({
-        Bucket: destination,
-        Key: key,
-        Body: gzipSync(`${rows.slice(i * per, (i + 1) * per).join('\n')}\n`),
-      }),
-    );
-    keys.push(key);
-  }
-  await clients.s3.send(
-    new PutObjectCommand({
-      Bucket: destination,
-      Key: `${base}/manifest.json`,
-      Body: JSON.stringify({
-        sourceBucket: bucket,
-        destinationBucket: `arn:aws:s3:::${destination}`,
-        version: '2016-11-30',
-        creationTimestamp: String(Date.now()),
-        fileFormat: 'CSV',
-        fileSchema: 'Bucket, Key, Size, LastModifiedDate, ETag',
-        files: keys.map((key) => ({ key, size: 0, MD5checksum: '' })),
-      }),
-    }),
-  );
-  return `s3://${destination}/${base}/manifest.json`;
+  return writeInventoryReport(clients.s3, {
+    destination,
+    sourceBucket: bucket,
+    prefix: `inventory/${bucket}/all`,
+    columns: 'Bucket, Key, Size, LastModifiedDate, ETag',
+    rows,
+    files,
+  });
 }

@@ -1,5 +1,4 @@
-import { gzipSync } from 'node:zlib';
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
@@ -13,6 +12,7 @@ import { parseMessage } from '../../shared/events/parse-message.ts';
 import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { writeInventoryReport } from '../support/inventory.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
 
 const clients = testClients();
@@ -43,40 +43,16 @@ async function drainKeys(queueUrl: string): Promise<Map<string, number>> {
   return keys;
 }
 
-/**
- * An S3 Inventory report as S3 writes one (https://docs.aws.amazon.com/AmazonS3/latest/userguide/storage-inventory-location.html):
- * manifest.json naming the columns and the gzip CSV data files, every field quoted, keys URL-encoded with
- * '+' for a space; with all versions, so older versions and delete markers are in it too.
- */
-async function writeInventory(destination: string, rows: string[][], files: number): Promise<string> {
-  const base = 'inv/landing/all/2026-11-30T01-00Z';
-  const keys: string[] = [];
-  const per = Math.ceil(rows.length / files);
-  for (let i = 0; i < files; i++) {
-    const key = `inv/landing/all/data/${i}.csv.gz`;
-    const csv = rows.slice(i * per, (i + 1) * per).map((r) => r.map((f) => `"${f}"`).join(','));
-    await clients.s3.send(
-      new PutObjectCommand({ Bucket: destination, Key: key, Body: gzipSync(`${csv.join('\n')}\n`) }),
-    );
-    keys.push(key);
-  }
-  await clients.s3.send(
-    new PutObjectCommand({
-      Bucket: destination,
-      Key: `${base}/manifest.json`,
-      Body: JSON.stringify({
-        sourceBucket: 'landing',
-        destinationBucket: `arn:aws:s3:::${destination}`,
-        version: '2016-11-30',
-        creationTimestamp: '1764464400000',
-        fileFormat: 'CSV',
-        fileSchema: 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag',
-        files: keys.map((key) => ({ key, size: 1, MD5checksum: '0' })),
-      }),
-    }),
-  );
-  return `s3://${destination}/${base}/manifest.json`;
-}
+/** The fixture's report: all versions, so older versions and delete markers are in it too. */
+const writeInventory = (destination: string, rows: string[][], files: number) =>
+  writeInventoryReport(clients.s3, {
+    destination,
+    sourceBucket: 'landing',
+    prefix: 'inv/landing/all',
+    columns: 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag',
+    rows,
+    files,
+  });
 
 describe.skipIf(target.kind !== 'emulator')(
   'backfill from an S3 Inventory report (state machine, emulator)',
