@@ -4,7 +4,6 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { type PollResult, pollOnce } from '../../local/poller.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
-import { countRequests, RequestCounter } from '../../shared/aws/request-counter.ts';
 import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } from '../../shared/config.ts';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
@@ -23,6 +22,7 @@ import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../../shared/storage/sqs-commit-queue.ts';
 import { commitsInFlight, sweepStale } from '../../shared/usecases/sweep.ts';
 import { type CrashPlan, FaultInjector } from './faults.ts';
+import { countRequests, RequestCounter } from './request-counter.ts';
 import { createPipelineResources, type PipelineResources, type ResourceOptions } from './resources.ts';
 import { type ExpectedFile, type Verdict, verifyPipeline } from './verdict.ts';
 
