@@ -100,3 +100,17 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): PipelineCon
   }
   return parsePipelineConfig(parsed);
 }
+
+/** A variable the function cannot run without (set by infra/functions.ts): missing, it is a ConfigError. */
+export function requiredEnv(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new ConfigError([`${name}: environment variable is not set`]);
+  return value;
+}
+
+/** A whole number of at least 1, or the fallback when unset; anything else is a ConfigError. */
+export function positiveIntEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name] === undefined ? fallback : Number(env[name]);
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError([`${name}: must be a positive integer`]);
+  return value;
+}

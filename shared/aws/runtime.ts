@@ -7,7 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { S3InventoryReader } from '../backfill/inventory.ts';
 import { S3ObjectLister } from '../backfill/s3-lister.ts';
 import { SqsEnqueuer } from '../backfill/sqs-enqueuer.ts';
-import { configFromEnv, type PipelineConfig } from '../config.ts';
+import { configFromEnv, type PipelineConfig, positiveIntEnv, requiredEnv } from '../config.ts';
 import { DEFAULTS } from '../defaults.ts';
 import type { BatcherDeps } from '../handlers/batcher-handler.ts';
 import type { CommitterDeps } from '../handlers/committer-handler.ts';
@@ -33,12 +33,6 @@ export interface RuntimeOverrides {
   readonly metrics?: MetricsSink;
 }
 
-function required(env: NodeJS.ProcessEnv, name: string): string {
-  const value = env[name];
-  if (!value) throw new Error(`environment variable ${name} is not set`);
-  return value;
-}
-
 /**
  * What every function builds: configuration, logger, metrics and the ledger (its DynamoDB client). Each
  * function then adds only the clients it calls (below): an SDK client package costs 60-110 ms of CPU to load,
@@ -53,7 +47,7 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
   );
   const ledger = new DynamoDbLedger({
     client: tracked(new DynamoDBClient(aws)),
-    tableName: required(env, 'INLET_LEDGER_TABLE'),
+    tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
   });
   const log: Log = {
     debug: (message, extra) => logger.debug(message, extra ?? {}),
@@ -81,10 +75,10 @@ function tracked<C extends Parameters<typeof trackAttempts>[0]>(client: C): C {
 type Operated = { readonly ledger: Ledger & LedgerQueries };
 
 const batchStore = (s3: S3Client, env: NodeJS.ProcessEnv) =>
-  new S3BatchStore({ client: s3, bucket: required(env, 'INLET_MANIFEST_BUCKET') });
+  new S3BatchStore({ client: s3, bucket: requiredEnv(env, 'INLET_MANIFEST_BUCKET') });
 
 const commitQueue = (sqs: SQSClient, env: NodeJS.ProcessEnv) =>
-  new SqsCommitQueue({ client: sqs, queueUrl: required(env, 'INLET_COMMIT_QUEUE_URL') });
+  new SqsCommitQueue({ client: sqs, queueUrl: requiredEnv(env, 'INLET_COMMIT_QUEUE_URL') });
 
 /**
  * Each function's dependencies from its environment, built once per container at module scope.
@@ -158,12 +152,6 @@ export function sweeperRuntimeFromEnv(
   return { ...base, commitQueue: commitQueue(tracked(new SQSClient(base.aws)), env) };
 }
 
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = env[name] === undefined ? fallback : Number(env[name]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
-
 /** The backfill function's dependencies (shared/usecases/backfill.ts), from its environment. */
 export function backfillFromEnv(
   service: string,
@@ -175,24 +163,24 @@ export function backfillFromEnv(
   const s3 = tracked(new S3Client(base.aws));
   return {
     ...base,
-    landingBucket: required(env, 'INLET_LANDING_BUCKET'),
+    landingBucket: requiredEnv(env, 'INLET_LANDING_BUCKET'),
     lister: new S3ObjectLister(s3),
     inventory: new S3InventoryReader(s3),
     enqueuer: new SqsEnqueuer({
       client: tracked(new SQSClient(base.aws)),
-      queueUrl: required(env, 'INLET_INGEST_QUEUE_URL'),
-      recordsPerMessage: positiveInt(
+      queueUrl: requiredEnv(env, 'INLET_INGEST_QUEUE_URL'),
+      recordsPerMessage: positiveIntEnv(
         env,
         'INLET_BACKFILL_RECORDS_PER_MESSAGE',
         DEFAULTS.backfill.recordsPerMessage,
       ),
     }),
     limits: {
-      pagesPerStep: positiveInt(env, 'INLET_BACKFILL_PAGES_PER_STEP', DEFAULTS.backfill.pagesPerStep),
-      pageSize: Math.min(1000, positiveInt(env, 'INLET_BACKFILL_PAGE_SIZE', DEFAULTS.backfill.pageSize)),
+      pagesPerStep: positiveIntEnv(env, 'INLET_BACKFILL_PAGES_PER_STEP', DEFAULTS.backfill.pagesPerStep),
+      pageSize: Math.min(1000, positiveIntEnv(env, 'INLET_BACKFILL_PAGE_SIZE', DEFAULTS.backfill.pageSize)),
       stepBudgetMs:
-        positiveInt(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', DEFAULTS.backfill.stepBudgetSeconds) * 1000,
-      stepsPerExecution: positiveInt(
+        positiveIntEnv(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', DEFAULTS.backfill.stepBudgetSeconds) * 1000,
+      stepsPerExecution: positiveIntEnv(
         env,
         'INLET_BACKFILL_STEPS_PER_EXECUTION',
         DEFAULTS.backfill.stepsPerExecution,

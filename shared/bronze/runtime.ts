@@ -4,7 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { trackAttempts } from '../aws/attempts.ts';
 import { clientConfig, targetFromEnv } from '../aws/target.ts';
-import { configFromEnv } from '../config.ts';
+import { configFromEnv, requiredEnv } from '../config.ts';
 import type { Log } from '../log.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import type { SinkDeps } from '../usecases/sink.ts';
@@ -12,12 +12,6 @@ import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
 import { S3DeltaStore, S3SourceObjects } from './s3-delta-store.ts';
 import { S3LandingCleaner } from './s3-landing-cleaner.ts';
 import { type SinkNudger, SqsSinkNudger } from './sink-queue.ts';
-
-function required(env: NodeJS.ProcessEnv, name: string): string {
-  const value = env[name];
-  if (!value) throw new Error(`environment variable ${name} is not set`);
-  return value;
-}
 
 export type SinkRuntime = SinkDeps & { readonly nudger: SinkNudger };
 
@@ -34,7 +28,7 @@ export function sinkRuntimeFromEnv(
   const dynamodb = new DynamoDBClient(aws);
   const sqs = new SQSClient(aws);
   for (const client of [s3, dynamodb, sqs]) trackAttempts(client);
-  const manifestBucket = required(env, 'INLET_MANIFEST_BUCKET');
+  const manifestBucket = requiredEnv(env, 'INLET_MANIFEST_BUCKET');
   const logger = new Logger({ serviceName: 'inlet-sink' });
   const log: Log = overrides.log ?? {
     debug: (message, extra) => logger.debug(message, extra ?? {}),
@@ -49,13 +43,14 @@ export function sinkRuntimeFromEnv(
     deltaAt: (bucket, prefix) => new S3DeltaStore(s3, bucket, prefix),
     cursors: new DynamoDbSinkCursorStore({
       client: dynamodb,
-      tableName: required(env, 'INLET_LEDGER_TABLE'),
+      tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
     }),
     cleaner: new S3LandingCleaner(s3),
     manifestBucket,
     log,
     now: Date.now,
     nudger:
-      overrides.nudger ?? new SqsSinkNudger({ client: sqs, queueUrl: required(env, 'INLET_SINK_QUEUE_URL') }),
+      overrides.nudger ??
+      new SqsSinkNudger({ client: sqs, queueUrl: requiredEnv(env, 'INLET_SINK_QUEUE_URL') }),
   };
 }
