@@ -92,7 +92,7 @@ export function checkLiveness(world: World, expected: Expected): string[] {
   return violations;
 }
 
-/** Work the ledger still holds: once the pipeline is quiet, any of it is a wedged table. */
+/** Work the ledger still holds: once the pipeline is quiet, any of it is a wedged table or a lost event. */
 export function wedged(world: World): string[] {
   const found: string[] = [];
   for (const item of world.db.all()) {
@@ -100,6 +100,9 @@ export function wedged(world: World): string[] {
       found.push(`I5: ${item.pk} keeps pending ${JSON.stringify(item.pending)}`);
     if (item.state === 'SEALED')
       found.push(`I5: batch ${item.table}/${item.batchId} SEALED, never committed`);
+    // Its BatchCommitted event is what wakes the bronze sink (and any other consumer of the bus).
+    if (item.state === 'COMMITTED' && !item.publishedAt)
+      found.push(`I5: batch ${item.table}/${item.batchId} COMMITTED, never published`);
   }
   return found;
 }

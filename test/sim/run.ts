@@ -1,5 +1,5 @@
 /**
- * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S] [--variant NAME] [--trace]`
+ * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S,K] [--variant NAME] [--trace]`
  * Runs seeds S..S+N-1; each failing seed prints its violations, the tail of its trace and the one
  * command that replays it. Ends with `simulation: <S> seeds, <V> violations`.
  */
@@ -21,8 +21,8 @@ const count = Number(values.seeds);
 const first = Number(values.seed);
 const workers: Workers = values.workers
   ? (() => {
-      const [batchers = 3, committers = 2, sweepers = 1] = values.workers.split(',').map(Number);
-      return { batchers, committers, sweepers };
+      const [batchers = 3, committers = 2, sweepers = 1, sinks = 2] = values.workers.split(',').map(Number);
+      return { batchers, committers, sweepers, sinks };
     })()
   : DEFAULT_WORKERS;
 const variant = values.variant as VariantName | undefined;

@@ -6,6 +6,7 @@
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { Router } from '../../shared/routing.ts';
 import { s3Record } from '../support/events.ts';
+import { checkDelta, checkDeltaComplete, landingBody } from './bronze-checks.ts';
 import { checkLiveness, checkSafety, type Expected, wedged } from './checks.ts';
 import { Fleet, type Role } from './workers.ts';
 import { CONFIG, type Plumbing, World } from './world.ts';
@@ -14,6 +15,8 @@ export interface Workers {
   readonly batchers: number;
   readonly committers: number;
   readonly sweepers: number;
+  /** Bronze sink instances polling the sink queue (FIFO keeps them apart, a redelivery does not). */
+  readonly sinks: number;
 }
 
 export interface SimOptions {
@@ -33,7 +36,7 @@ export interface SimResult {
   readonly files: number;
 }
 
-export const DEFAULT_WORKERS: Workers = { batchers: 3, committers: 3, sweepers: 1 };
+export const DEFAULT_WORKERS: Workers = { batchers: 3, committers: 3, sweepers: 1, sinks: 2 };
 const FAULT_PHASE_MS = 400_000;
 
 interface Injection {
@@ -51,6 +54,7 @@ function plan(world: World): { injections: Injection[]; expected: Expected } {
   const files = rng.int(6, 24);
   for (let i = 0; i < files; i++) {
     const key = `${rng.chance(0.5) ? 'orders' : 'logs'}/f${i}.json`;
+    world.landing.put(key, landingBody(rng, i));
     const at = rng.int(0, 120_000);
     const record = s3Record({
       key,
@@ -148,6 +152,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     ...Array<Role>(workers.batchers).fill('batcher'),
     ...Array<Role>(workers.committers).fill('committer'),
     ...Array<Role>(workers.sweepers).fill('sweeper'),
+    ...Array<Role>(workers.sinks).fill('sink'),
   ];
   for (const role of roles) fleet.start(role);
 
@@ -159,7 +164,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     if (!(await scheduler.step())) break;
     if (world.bucket.writes !== checkedWrites) {
       checkedWrites = world.bucket.writes;
-      violations.push(...checkSafety(world));
+      violations.push(...checkSafety(world), ...(await checkDelta(world)));
       if (violations.length > 0) break;
     }
     if (!stopped && scheduler.now > FAULT_PHASE_MS) {
@@ -172,16 +177,17 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
       injected === ordered.length &&
       world.ingest.size === 0 &&
       world.commits.size === 0 &&
+      world.sinkQueue.size === 0 &&
       fleet.busy === 0 &&
       wedged(world).length === 0;
     if (quiet) {
-      violations.push(...checkLiveness(world, expected));
+      violations.push(...checkLiveness(world, expected), ...(await checkDeltaComplete(world)));
       break;
     }
     if (scheduler.now > FAULT_PHASE_MS + settleMs) {
       violations.push(
         `stuck: not quiet ${settleMs / 60_000} simulated minutes after the faults stopped ` +
-          `(ingest ${world.ingest.size}, commit queue ${world.commits.size}, running ${fleet.busy})`,
+          `(ingest ${world.ingest.size}, commit queue ${world.commits.size}, sink queue ${world.sinkQueue.size}, running ${fleet.busy})`,
         ...wedged(world),
         ...checkLiveness(world, expected).filter((v) => v.startsWith('I2')),
       );

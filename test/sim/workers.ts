@@ -6,13 +6,14 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
+import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import type { RetryScheduler } from '../../shared/storage/batch-store.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
 import type { Received, SqsQueue } from './fakes/sqs.ts';
 import { Worker } from './scheduler.ts';
 import { TIMING, type World } from './world.ts';
 
-export type Role = 'batcher' | 'committer' | 'sweeper';
+export type Role = 'batcher' | 'committer' | 'sweeper' | 'sink';
 
 export class Fleet {
   /** Invocations running now, so the end of the run can tell "idle" from "stuck". */
@@ -32,7 +33,13 @@ export class Fleet {
     const { rng, scheduler } = this.world;
     this.incarnations += 1;
     const worker = new Worker(`${role}.${this.incarnations}`, rng.int(-1000, 1000), scheduler);
-    const loop = role === 'batcher' ? this.batcher : role === 'committer' ? this.committer : this.sweeper;
+    const loops = {
+      batcher: this.batcher,
+      committer: this.committer,
+      sweeper: this.sweeper,
+      sink: this.sink,
+    };
+    const loop = loops[role];
     void loop.call(this, worker);
   }
 
@@ -102,6 +109,27 @@ export class Fleet {
         const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
         for (const r of received) if (!failed.has(r.message.messageId)) commits.delete(r);
+      });
+    }
+  }
+
+  /** The bronze sink Lambda on its FIFO queue: the real handler and SinkTable over the fakes. */
+  private async sink(worker: Worker): Promise<void> {
+    const { scheduler, sinkQueue, rng } = this.world;
+    for (;;) {
+      await scheduler.sleep(worker, rng.int(200, 3_000));
+      const received = sinkQueue.receive(rng.int(1, 10));
+      if (received.length === 0) continue;
+      scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.messageId).join(',')}`);
+      await this.invoke(worker, TIMING.sinkTimeoutMs, async () => {
+        const { config, store, log, now } = this.world.ports(worker);
+        const handler = makeSinkHandler({ config, store, log, now, ...this.world.sinkPorts(worker) });
+        const response = await handler(sqsEvent(received, 'sink.fifo'), {
+          getRemainingTimeInMillis: () => worker.deadline - scheduler.now,
+        });
+        const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+        scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
+        for (const r of received) if (!failed.has(r.message.messageId)) sinkQueue.delete(r);
       });
     }
   }

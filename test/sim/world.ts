@@ -6,6 +6,7 @@
 import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
 import type { Log } from '../../shared/log.ts';
 import type { MetricsSink } from '../../shared/metrics.ts';
+import { SimDeltaStore, SimSinkCursors, SimSinkNudger, SimSourceObjects } from './fakes/bronze.ts';
 import { DynamoTable } from './fakes/dynamo.ts';
 import { type Classify, SimLedger } from './fakes/ledger.ts';
 import { S3Bucket, SimBatchStore } from './fakes/s3.ts';
@@ -22,12 +23,20 @@ export const TIMING = {
   sweepEveryMs: 30_000,
   staleAfterMs: 30_000,
   maxReceiveCount: 10,
+  /** The sink's 15 minutes / 10; its handler still keeps 60 s back, so a run has 30 s of budget. */
+  sinkTimeoutMs: 90_000,
+  sinkVisibilityMs: 540_000,
 } as const;
 
-/** `orders/...` files belong to two tables: one event, two claims, two manifests. */
+export const MANIFEST_BUCKET = 'manifests';
+
+/**
+ * `orders/...` files belong to two tables: one event, two claims, two manifests. `orders` is also written
+ * to a Delta table (the bronze sink), with a checkpoint every 3 versions so seeds cross checkpoints.
+ */
 export const CONFIG: PipelineConfig = parsePipelineConfig({
   tables: [
-    { name: 'orders', prefix: 'orders/' },
+    { name: 'orders', prefix: 'orders/', bronze: { format: 'json', checkpointInterval: 3 } },
     { name: 'everything', prefix: '' },
   ],
   leaseSeconds: TIMING.leaseSeconds,
@@ -47,6 +56,9 @@ export const FAULTS: FaultRates = {
 export interface Plumbing {
   readonly classify?: Classify;
   readonly ledger?: (ctx: ConstructorParameters<typeof SimLedger>[0]) => SimLedger;
+  /** The sink's Delta store (a variant may break how it commits). */
+  readonly delta?: (ctx: ConstructorParameters<typeof SimDeltaStore>[0]) => SimDeltaStore;
+  readonly cursors?: (ctx: ConstructorParameters<typeof SimSinkCursors>[0]) => SimSinkCursors;
 }
 
 export class World {
@@ -55,8 +67,12 @@ export class World {
   readonly aws: Aws;
   readonly db: DynamoTable;
   readonly bucket: S3Bucket;
+  /** The landing bucket's objects, which the sink reads (the rest of the pipeline only sees their events). */
+  readonly landing: S3Bucket;
   readonly ingest: SqsQueue;
   readonly commits: SqsQueue;
+  /** The sink's FIFO queue, group = table, fed by a rule on BatchCommitted per bronze table. */
+  readonly sinkQueue: SqsQueue;
   readonly bus: EventBus;
   faultsOn = true;
   crashRate = 0.004;
@@ -88,7 +104,26 @@ export class World {
       maxReceiveCount: overlap ? Number.POSITIVE_INFINITY : TIMING.maxReceiveCount,
       duplicateRate: 0,
     });
-    this.bus = new EventBus(() => (this.faultsOn ? 0.1 : 0), this.rng);
+    // As with the commit queue: some seeds redeliver a table's sink message while a run still holds it,
+    // so two sinks write one table at once (the If-None-Match log entry must keep it exactly once).
+    const sinkOverlap = this.rng.chance(0.5);
+    this.sinkQueue = new SqsQueue('sink', this.scheduler, this.rng, {
+      fifo: true,
+      visibilityMs: sinkOverlap ? 2_000 : TIMING.sinkVisibilityMs,
+      maxReceiveCount: sinkOverlap ? Number.POSITIVE_INFINITY : TIMING.maxReceiveCount,
+      duplicateRate: 0,
+    });
+    this.landing = new S3Bucket(this.scheduler);
+    const bronzeTables = new Set(CONFIG.tables.filter((t) => t.bronze).map((t) => t.name));
+    this.bus = new EventBus(
+      () => (this.faultsOn ? 0.1 : 0),
+      this.rng,
+      (event) => {
+        // The rule's target: one message per event (events differ in id, so content dedup drops none).
+        if (bronzeTables.has(event.table))
+          this.sinkQueue.send(JSON.stringify({ detail: { table: event.table } }), event.table);
+      },
+    );
     this.scheduler.crashes = (worker) =>
       this.faultsOn && Number.isFinite(worker.deadline) && this.rng.chance(this.crashRate);
   }
@@ -124,6 +159,24 @@ export class World {
       random,
       log: this.log(worker),
       metrics,
+    };
+  }
+
+  /** SinkDeps and the nudger, over the same bucket the committer writes manifests to. */
+  sinkPorts(worker: Worker) {
+    const { classify } = this.plumbing;
+    const ctx = { aws: this.aws, worker, classify };
+    const cursorCtx = { ...ctx, db: this.db };
+    return {
+      sources: new SimSourceObjects({ ...ctx, landing: this.landing }),
+      deltaAt: (bucket: string, prefix: string) => {
+        const at = { ...ctx, bucket: this.bucket, prefix };
+        if (bucket !== MANIFEST_BUCKET) throw new Error(`the simulation has no bucket ${bucket}`);
+        return this.plumbing.delta?.(at) ?? new SimDeltaStore(at);
+      },
+      cursors: this.plumbing.cursors?.(cursorCtx) ?? new SimSinkCursors(cursorCtx),
+      manifestBucket: MANIFEST_BUCKET,
+      nudger: new SimSinkNudger({ ...ctx, queue: this.sinkQueue }),
     };
   }
 

@@ -173,10 +173,13 @@ export class EventBus {
   constructor(
     readonly failureRate: () => number,
     private readonly rng: Rng,
+    /** The rules' targets: what an accepted event is delivered to. */
+    private readonly deliver: (event: BatchCommittedEvent) => void = () => {},
   ) {}
   put(event: BatchCommittedEvent): { FailedEntryCount: number } {
     if (this.rng.chance(this.failureRate())) return { FailedEntryCount: 1 };
     this.events.push(event);
+    this.deliver(event);
     return { FailedEntryCount: 0 };
   }
 }

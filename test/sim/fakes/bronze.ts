@@ -1,0 +1,244 @@
+/**
+ * The bronze sink's ports over the simulation's fakes, written as the adapters are
+ * (shared/bronze/s3-delta-store.ts, dynamodb-sink-cursor.ts, sink-queue.ts): the Delta table lives in the
+ * same S3 bucket as the manifests, its log entries written with `If-None-Match: *` (412 and 409 both
+ * "exists", as the adapter maps them); the cursor is a conditional put on the ledger table; every call goes
+ * through the SDK fault model on behalf of one worker, so it can be throttled, refused, or applied with its
+ * answer lost, and the worker can crash between any two of them.
+ */
+import { logKey } from '../../../shared/bronze/delta-log.ts';
+import type {
+  DeltaStore,
+  RandomAccessObject,
+  SinkCursor,
+  SinkCursorStore,
+  SourceObjects,
+} from '../../../shared/bronze/ports.ts';
+import type { TableSchema } from '../../../shared/bronze/schema.ts';
+import type { SinkNudger } from '../../../shared/bronze/sink-queue.ts';
+import { classifyAwsError } from '../../../shared/errors.ts';
+import type { ObjectRef } from '../../../shared/model.ts';
+import type { PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
+import type { Aws, SdkError } from '../faults.ts';
+import type { Worker } from '../scheduler.ts';
+import type { DynamoTable } from './dynamo.ts';
+import type { Classify } from './ledger.ts';
+import type { S3Bucket } from './s3.ts';
+import type { SqsQueue } from './sqs.ts';
+
+/** S3Bucket holds strings; binary objects (Parquet) are kept byte for byte as latin1. */
+export const toBody = (bytes: Uint8Array | string) =>
+  typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('latin1');
+export const fromBody = (body: string) => new Uint8Array(Buffer.from(body, 'latin1'));
+
+const status = (error: unknown) => (error as SdkError).$metadata?.httpStatusCode;
+const isMissing = (error: unknown) => (error as Error).name === 'NoSuchKey' || status(error) === 404;
+
+interface Ctx {
+  readonly aws: Aws;
+  readonly worker: Worker;
+  readonly classify?: Classify;
+}
+
+/** Landing objects (text), read whole in one GetObject and streamed in small chunks. */
+export class SimSourceObjects implements SourceObjects {
+  constructor(private readonly ctx: Ctx & { readonly landing: S3Bucket }) {}
+
+  private async get(ref: ObjectRef): Promise<Uint8Array | undefined> {
+    try {
+      const body = await this.ctx.aws.send(this.ctx.worker, 's3', `getObject landing/${ref.key}`, () =>
+        this.ctx.landing.get(ref.key),
+      );
+      return fromBody(body);
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw (this.ctx.classify ?? classifyAwsError)('read landing file', error);
+    }
+  }
+
+  async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined> {
+    const bytes = await this.get(ref);
+    if (!bytes) return undefined;
+    return (async function* () {
+      for (let i = 0; i < bytes.length; i += 16) yield bytes.slice(i, i + 16);
+    })();
+  }
+
+  async openRandom(ref: ObjectRef): Promise<RandomAccessObject | undefined> {
+    const bytes = await this.get(ref);
+    if (!bytes) return undefined;
+    return {
+      byteLength: bytes.byteLength,
+      slice: async (start, end = bytes.byteLength) => bytes.slice(start, end).buffer as ArrayBuffer,
+    };
+  }
+}
+
+/** A Delta table under `prefix` in the bucket, as S3DeltaStore maps its calls and errors. */
+export class SimDeltaStore implements DeltaStore {
+  constructor(private readonly ctx: Ctx & { readonly bucket: S3Bucket; readonly prefix: string }) {}
+
+  private key(relative: string): string {
+    return this.ctx.prefix === '' ? relative : `${this.ctx.prefix}/${relative}`;
+  }
+
+  private async call<T>(op: string, what: string, apply: () => T): Promise<T> {
+    try {
+      return await this.ctx.aws.send(this.ctx.worker, 's3', op, apply);
+    } catch (error) {
+      throw (this.ctx.classify ?? classifyAwsError)(what, error);
+    }
+  }
+
+  private async read(key: string, what: string): Promise<string | undefined> {
+    try {
+      return await this.ctx.aws.send(this.ctx.worker, 's3', `get ${key}`, () => this.ctx.bucket.get(key));
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw (this.ctx.classify ?? classifyAwsError)(what, error);
+    }
+  }
+
+  putDataFile(path: string, bytes: Uint8Array): Promise<void> {
+    const key = this.key(path);
+    return this.call(`put ${key}`, 'write bronze data file', () => this.ctx.bucket.put(key, toBody(bytes)));
+  }
+
+  async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    const key = this.key(logKey(deltaVersion));
+    try {
+      await this.ctx.aws.send(this.ctx.worker, 's3', `putIfAbsent ${key}`, () =>
+        this.ctx.bucket.put(key, body, true, this.ctx.worker.name),
+      );
+      return 'created';
+    } catch (error) {
+      if (status(error) === 412 || status(error) === 409) return 'exists';
+      throw (this.ctx.classify ?? classifyAwsError)('write bronze commit', error);
+    }
+  }
+
+  getCommit(deltaVersion: number): Promise<string | undefined> {
+    return this.read(this.key(logKey(deltaVersion)), 'read bronze commit');
+  }
+
+  listCommits(): Promise<number[]> {
+    const prefix = this.key('_delta_log/');
+    return this.call('list _delta_log', 'list bronze commits', () =>
+      [...this.ctx.bucket.objects.keys()]
+        .filter((k) => k.startsWith(prefix) && /^\d{20}\.json$/.test(k.slice(prefix.length)))
+        .map((k) => Number(k.slice(prefix.length, -'.json'.length)))
+        .sort((a, b) => a - b),
+    );
+  }
+
+  putLogFile(name: string, body: Uint8Array | string): Promise<void> {
+    const key = this.key(`_delta_log/${name}`);
+    return this.call(`put ${key}`, 'write bronze log file', () => this.ctx.bucket.put(key, toBody(body)));
+  }
+
+  async getLogFile(name: string): Promise<Uint8Array | undefined> {
+    const body = await this.read(this.key(`_delta_log/${name}`), 'read bronze log file');
+    return body === undefined ? undefined : fromBody(body);
+  }
+}
+
+export const sinkCursorKey = (table: string) => ({ pk: `SINK#${table}`, sk: 'S' });
+
+/** `SINK#<table>` / `S` on the ledger table, a full-item put conditional on the version it replaces. */
+export class SimSinkCursors implements SinkCursorStore {
+  constructor(private readonly ctx: Ctx & { readonly db: DynamoTable }) {}
+
+  private async call<T>(op: string, what: string, apply: () => T): Promise<T> {
+    try {
+      return await this.ctx.aws.send(this.ctx.worker, 'dynamodb', op, apply);
+    } catch (error) {
+      throw (this.ctx.classify ?? classifyAwsError)(what, error);
+    }
+  }
+
+  async get(table: string): Promise<SinkCursor> {
+    const item = await this.call(`getSinkCursor ${table}`, 'read sink cursor', () =>
+      this.ctx.db.get(sinkCursorKey(table)),
+    );
+    if (!item) return { table, deltaVersion: -1, rows: 0, rescued: 0 };
+    return {
+      table,
+      deltaVersion: item.deltaVersion as number,
+      schema: item.schema ? (JSON.parse(item.schema as string) as TableSchema) : undefined,
+      rows: (item.rows as number | undefined) ?? 0,
+      rescued: (item.rescued as number | undefined) ?? 0,
+    };
+  }
+
+  async advance(from: SinkCursor, to: SinkCursor): Promise<boolean> {
+    try {
+      await this.ctx.aws.send(
+        this.ctx.worker,
+        'dynamodb',
+        `advanceSinkCursor ${to.table} ${from.deltaVersion}->${to.deltaVersion}`,
+        () =>
+          this.ctx.db.write(
+            {
+              key: sinkCursorKey(to.table),
+              // attribute_not_exists(pk) for the first, else deltaVersion = :from.
+              condition: (old) =>
+                from.deltaVersion < 0 ? old === undefined : old?.deltaVersion === from.deltaVersion,
+              write: () => ({
+                deltaVersion: to.deltaVersion,
+                schema: to.schema ? JSON.stringify(to.schema) : undefined,
+                rows: to.rows,
+                rescued: to.rescued,
+              }),
+            },
+            this.ctx.worker.name,
+          ),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw (this.ctx.classify ?? classifyAwsError)('advance sink cursor', error);
+    }
+  }
+
+  // cleanSource is not configured in the simulation; its cursor is here so the port is whole.
+  async getCleaned(table: string): Promise<number> {
+    const item = await this.call(`getCleanCursor ${table}`, 'read clean cursor', () =>
+      this.ctx.db.get({ pk: `SINK#${table}`, sk: 'C' }),
+    );
+    return (item?.cleanedVersion as number | undefined) ?? 0;
+  }
+
+  async advanceCleaned(table: string, from: number, to: number): Promise<boolean> {
+    try {
+      await this.ctx.aws.send(this.ctx.worker, 'dynamodb', `advanceCleanCursor ${table}`, () =>
+        this.ctx.db.write(
+          {
+            key: { pk: `SINK#${table}`, sk: 'C' },
+            condition: (old) => ((old?.cleanedVersion as number | undefined) ?? 0) === from,
+            write: () => ({ cleanedVersion: to }),
+          },
+          this.ctx.worker.name,
+        ),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw (this.ctx.classify ?? classifyAwsError)('advance clean cursor', error);
+    }
+  }
+}
+
+/** The sink's own `{table}` nudge on its FIFO queue, deduplicated by id like SqsSinkNudger's. */
+export class SimSinkNudger implements SinkNudger {
+  constructor(private readonly ctx: Ctx & { readonly queue: SqsQueue }) {}
+
+  async nudge(table: string, afterDeltaVersion: number): Promise<void> {
+    try {
+      await this.ctx.aws.send(this.ctx.worker, 'sqs', `nudge sink ${table} after ${afterDeltaVersion}`, () =>
+        this.ctx.queue.send(JSON.stringify({ table }), table, `${table}-continue-${afterDeltaVersion}`),
+      );
+    } catch (error) {
+      throw (this.ctx.classify ?? classifyAwsError)('nudge sink', error);
+    }
+  }
+}
