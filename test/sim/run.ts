@@ -65,6 +65,8 @@ process.exitCode = violations > 0 ? 1 : 0;
 /** The trace lines that name a file or batch of a violation: who did what to it, in order. */
 function relevant(trace: readonly string[], found: readonly string[]): string[] {
   const names = new Set(found.flatMap((v) => v.match(/B\d{4}|\w+\/f\d+\.json/g) ?? []));
+  // The bronze sink's violations name versions, not files: show what the sinks did to the Delta table.
+  if (found.some((v) => /^D\d/.test(v))) for (const n of [' sink.', '_bronze', 'SinkCursor']) names.add(n);
   const lines = trace.filter((line) => [...names].some((n) => line.includes(n)));
   return lines.length > 60 ? [...lines.slice(0, 30), '...', ...lines.slice(-30)] : lines;
 }

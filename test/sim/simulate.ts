@@ -34,6 +34,8 @@ export interface SimResult {
   readonly steps: number;
   readonly simSeconds: number;
   readonly files: number;
+  /** The end state, for tests that check the checks. */
+  readonly world: World;
 }
 
 export const DEFAULT_WORKERS: Workers = { batchers: 3, committers: 3, sweepers: 1, sinks: 2 };
@@ -201,5 +203,6 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     steps: scheduler.steps,
     simSeconds: Math.round(scheduler.now / 1000),
     files: expected.files.size,
+    world,
   };
 }

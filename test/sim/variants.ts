@@ -2,9 +2,13 @@
  * Deliberately broken variants of the protocol, built around the product code (never in it): the
  * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
  */
+import { parseCommit } from '../../shared/bronze/delta-log.ts';
+import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
 import type { BatchRecord, FileRef } from '../../shared/model.ts';
+import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
+import { SimDeltaStore } from './fakes/bronze.ts';
 import type { Item } from './fakes/dynamo.ts';
 import { SimLedger } from './fakes/ledger.ts';
 import { type SdkError, sdkError } from './faults.ts';
@@ -60,6 +64,34 @@ class NoSealedCheckLedger extends SimLedger {
   }
 }
 
+/**
+ * (e) The bronze sink's cursor advanced before the Delta commit is written: a crash, a timeout or a failed
+ * put between the two leaves the cursor past a version the table never got (docs/bronze.md, "Exactly once").
+ */
+class CursorFirstDelta extends SimDeltaStore {
+  constructor(
+    private readonly linked: ConstructorParameters<typeof SimDeltaStore>[0] & { cursors: SinkCursorStore },
+  ) {
+    super(linked);
+  }
+
+  override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    const table = /"appId":"inlet-bronze-([^"]+)"/.exec(body)?.[1] ?? '';
+    const from = await this.linked.cursors.get(table);
+    if (from.deltaVersion === deltaVersion - 1) {
+      const commit = parseCommit(table, body);
+      await this.linked.cursors.advance(from, {
+        table,
+        deltaVersion,
+        schema: commit.schema ?? from.schema,
+        rows: from.rows + commit.rows,
+        rescued: from.rescued + commit.rescued,
+      });
+    }
+    return super.putCommitIfAbsent(deltaVersion, body);
+  }
+}
+
 /** Each variant breaks one rule of main's protocol; everything else is main's own code. */
 export const VARIANTS = {
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
@@ -71,6 +103,7 @@ export const VARIANTS = {
   'ack-busy': { plumbing: { ledger: (ctx) => new AckBusyLedger(ctx) } },
   'seal-unknown': { plumbing: { ledger: (ctx) => new SealUnknownLedger(ctx) } },
   'no-sealed-check': { plumbing: { ledger: (ctx) => new NoSealedCheckLedger(ctx) } },
+  'sink-cursor-first': { plumbing: { delta: (ctx) => new CursorFirstDelta(ctx) } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
 
 export type VariantName = keyof typeof VARIANTS;

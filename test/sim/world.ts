@@ -3,6 +3,7 @@
  * (the defaults of infra/, divided by 10 so a seed covers many visibility timeouts in few steps; the
  * ratios the protocol depends on are kept: lease 2x the batcher timeout, visibility 6x each timeout).
  */
+import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
 import type { Log } from '../../shared/log.ts';
 import type { MetricsSink } from '../../shared/metrics.ts';
@@ -56,9 +57,10 @@ export const FAULTS: FaultRates = {
 export interface Plumbing {
   readonly classify?: Classify;
   readonly ledger?: (ctx: ConstructorParameters<typeof SimLedger>[0]) => SimLedger;
-  /** The sink's Delta store (a variant may break how it commits). */
-  readonly delta?: (ctx: ConstructorParameters<typeof SimDeltaStore>[0]) => SimDeltaStore;
-  readonly cursors?: (ctx: ConstructorParameters<typeof SimSinkCursors>[0]) => SimSinkCursors;
+  /** The sink's Delta store, given the worker's cursor store (a variant may break how it commits). */
+  readonly delta?: (
+    ctx: ConstructorParameters<typeof SimDeltaStore>[0] & { readonly cursors: SinkCursorStore },
+  ) => SimDeltaStore;
 }
 
 export class World {
@@ -166,15 +168,15 @@ export class World {
   sinkPorts(worker: Worker) {
     const { classify } = this.plumbing;
     const ctx = { aws: this.aws, worker, classify };
-    const cursorCtx = { ...ctx, db: this.db };
+    const cursors = new SimSinkCursors({ ...ctx, db: this.db });
     return {
       sources: new SimSourceObjects({ ...ctx, landing: this.landing }),
       deltaAt: (bucket: string, prefix: string) => {
         const at = { ...ctx, bucket: this.bucket, prefix };
         if (bucket !== MANIFEST_BUCKET) throw new Error(`the simulation has no bucket ${bucket}`);
-        return this.plumbing.delta?.(at) ?? new SimDeltaStore(at);
+        return this.plumbing.delta?.({ ...at, cursors }) ?? new SimDeltaStore(at);
       },
-      cursors: this.plumbing.cursors?.(cursorCtx) ?? new SimSinkCursors(cursorCtx),
+      cursors,
       manifestBucket: MANIFEST_BUCKET,
       nudger: new SimSinkNudger({ ...ctx, queue: this.sinkQueue }),
     };

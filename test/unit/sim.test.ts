@@ -5,6 +5,7 @@ import {
   ThrottledError,
   UnknownOutcomeError,
 } from '../../shared/errors.ts';
+import { checkDelta, checkDeltaComplete } from '../sim/bronze-checks.ts';
 import { Aws, type SdkError } from '../sim/faults.ts';
 import { Rng, Scheduler, Worker } from '../sim/scheduler.ts';
 import { simulate } from '../sim/simulate.ts';
@@ -47,6 +48,32 @@ describe('the SDK fault model', () => {
   });
 });
 
+describe('the bronze checks', () => {
+  it('see a committed Delta version whose rows change, and a table missing its last version', async () => {
+    const { world, violations } = await simulate({ seed: 3 });
+    expect(violations).toEqual([]);
+    expect(await checkDelta(world)).toEqual([]);
+    const data = [...world.bucket.objects.keys()].filter((k) =>
+      /^orders\/_bronze\/part-.*\.parquet$/.test(k),
+    );
+    expect(data.length).toBeGreaterThan(1);
+    const [first, second] = data as [string, string];
+
+    // Another version's rows under this version's file name: the table's rows change under a reader.
+    world.bucket.put(first, world.bucket.get(second));
+    expect((await checkDelta(world)).join('\n')).toMatch(/^D2: orders data file .* rewritten/m);
+    expect((await checkDeltaComplete(world)).join('\n')).toMatch(/^D3: orders holds a row twice/m);
+
+    const commits = [...world.bucket.objects.keys()].filter((k) =>
+      /_bronze\/_delta_log\/\d{20}\.json$/.test(k),
+    );
+    world.bucket.delete(commits.sort().at(-1) as string);
+    expect((await checkDeltaComplete(world)).join('\n')).toMatch(
+      /^D3: orders has \d+ manifest versions but/m,
+    );
+  });
+});
+
 describe('deterministic simulation', () => {
   it('holds I1-I5 on seeds 1-20: every file committed once, nothing dead-lettered, no table wedged', async () => {
     for (let seed = 1; seed <= 20; seed++) {
@@ -69,8 +96,9 @@ describe('deterministic simulation', () => {
   // storm that outlasts those re-issues to expose a classifier that looks at the last attempt only. These
   // seeds do; if the simulator changes, re-record them from
   // `npm run test:sim -- --seeds 400 --variant old-classification` (re-recorded for group commit, whose
-  // group Query changes every schedule: 6/16/19 before; the committer's read retries moved 19 to 164).
-  it.each([164, 77])(
+  // group Query changes every schedule: 6/16/19 before; the committer's read retries moved 19 to 164; the
+  // bronze sink workers and their queue moved 164/77 to 194/275).
+  it.each([194, 275])(
     'regression seed %i: a claim applied, then throttled, loses a file under last-attempt classification, not on main',
     async (seed) => {
       const broken = await simulate({ seed, ...VARIANTS['old-classification'] });
@@ -102,7 +130,7 @@ describe('deterministic simulation', () => {
   );
 
   // A simulator that passes broken code is a defect: each variant breaks one rule of the protocol. (The
-  // first, last-attempt classification, is caught by the regression seeds above: its first seed is 77.)
+  // first, last-attempt classification, is caught by the regression seeds above: its first seed is 194.)
   it.each([
     { variant: 'ack-busy', expected: /^I2: /m, bound: 100 },
     { variant: 'seal-unknown', expected: /^I2: .*batch COMMITTED/m, bound: 100 },
@@ -111,6 +139,12 @@ describe('deterministic simulation', () => {
     {
       variant: 'no-sealed-check',
       expected: /^(I1: .* committed 2 times|I5: TABLE#.* keeps pending)/m,
+      bound: 100,
+    },
+    // The bronze sink's cursor moved before its Delta commit: a failed or crashed put skips a version.
+    {
+      variant: 'sink-cursor-first',
+      expected: /^D[13]: orders .*(not contiguous|manifest versions)/m,
       bound: 100,
     },
   ] as const)(
