@@ -121,7 +121,7 @@ export class Fleet {
       const received = sinkQueue.receive(rng.int(1, 10));
       if (received.length === 0) continue;
       scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.messageId).join(',')}`);
-      await this.invoke(worker, TIMING.sinkTimeoutMs, async () => {
+      await this.invoke(worker, this.world.sinkTimeoutMs, async () => {
         const { config, store, log, now } = this.world.ports(worker);
         const handler = makeSinkHandler({ config, store, log, now, ...this.world.sinkPorts(worker) });
         const response = await handler(sqsEvent(received, 'sink.fifo'), {

@@ -77,6 +77,7 @@ export class World {
   readonly sinkQueue: SqsQueue;
   readonly bus: EventBus;
   faultsOn = true;
+  readonly sinkTimeoutMs: number;
   crashRate = 0.004;
   private batchSeq = 0;
 
@@ -109,6 +110,9 @@ export class World {
     // As with the commit queue: some seeds redeliver a table's sink message while a run still holds it,
     // so two sinks write one table at once (the If-None-Match log entry must keep it exactly once).
     const sinkOverlap = this.rng.chance(0.5);
+    // A third of the seeds give the sink a timeout just over the 60 s its handler keeps back: a run's budget
+    // is 1.5 s, so a backlog is written over several runs, each nudging the next on the sink queue.
+    this.sinkTimeoutMs = this.rng.chance(1 / 3) ? 61_500 : TIMING.sinkTimeoutMs;
     this.sinkQueue = new SqsQueue('sink', this.scheduler, this.rng, {
       fifo: true,
       visibilityMs: sinkOverlap ? 2_000 : TIMING.sinkVisibilityMs,
