@@ -42,7 +42,7 @@ export function makeSinkHandler(deps: SinkDeps & { readonly nudger: SinkNudger }
       try {
         const outcome = await sink.catchUp(table, deadline);
         done.add(table);
-        if (!outcome.caughtUp) await deps.nudger.nudge(table, outcome.cursor.deltaVersion);
+        if (!outcome.caughtUp) await deps.nudger.nudge(table, outcome.cursor.deltaVersion, record.messageId);
       } catch (error) {
         deps.log.error('bronze sink failed', { table, error: String(error) });
         throw error;

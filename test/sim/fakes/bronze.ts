@@ -228,14 +228,14 @@ export class SimSinkCursors implements SinkCursorStore {
   }
 }
 
-/** The sink's own `{table}` nudge on its FIFO queue, deduplicated by id like SqsSinkNudger's. */
+/** The sink's own `{table}` nudge on its FIFO queue, with SqsSinkNudger's deduplication id. */
 export class SimSinkNudger implements SinkNudger {
   constructor(private readonly ctx: Ctx & { readonly queue: SqsQueue }) {}
 
-  async nudge(table: string, afterDeltaVersion: number): Promise<void> {
+  async nudge(table: string, afterDeltaVersion: number, cause: string): Promise<void> {
     try {
       await this.ctx.aws.send(this.ctx.worker, 'sqs', `nudge sink ${table} after ${afterDeltaVersion}`, () =>
-        this.ctx.queue.send(JSON.stringify({ table }), table, `${table}-continue-${afterDeltaVersion}`),
+        this.ctx.queue.send(JSON.stringify({ table }), table, `${table}.${afterDeltaVersion}.${cause}`),
       );
     } catch (error) {
       throw (this.ctx.classify ?? classifyAwsError)('nudge sink', error);
