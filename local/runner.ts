@@ -80,7 +80,7 @@ export class LocalRunner {
     };
     // The sink reads what the committer reads (config, ledger, manifest bucket): the committer's environment.
     const sinkRuntime = sinkRuntimeFromEnv(env('Committer'), {
-      log: fileLog(options.logFile, 'inlet-sink'),
+      log: fileLog(options.logFile, SERVICE.sink),
       nudger: { nudge: async () => {} },
     });
     const bronzeTables = sinkRuntime.config.tables.filter((t) => t.bronze).map((t) => t.name);

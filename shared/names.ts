@@ -50,6 +50,7 @@ export const SERVICE = {
   committer: 'inlet-committer',
   sweeper: 'inlet-sweeper',
   backfill: 'inlet-backfill',
+  sink: 'inlet-sink',
 } as const;
 
 /**

@@ -33,6 +33,17 @@ export interface RuntimeOverrides {
   readonly metrics?: MetricsSink;
 }
 
+/** The Log port over Powertools Logger (structured JSON lines, CloudWatch Logs). */
+export function powertoolsLog(serviceName: string): Log {
+  const logger = new Logger({ serviceName });
+  return {
+    debug: (message, extra) => logger.debug(message, extra ?? {}),
+    info: (message, extra) => logger.info(message, extra ?? {}),
+    warn: (message, extra) => logger.warn(message, extra ?? {}),
+    error: (message, extra) => logger.error(message, extra ?? {}),
+  };
+}
+
 /**
  * What every function builds: configuration, logger, metrics and the ledger (its DynamoDB client). Each
  * function then adds only the clients it calls (below): an SDK client package costs 60-110 ms of CPU to load,
@@ -41,7 +52,6 @@ export interface RuntimeOverrides {
 function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: RuntimeOverrides) {
   const config: PipelineConfig = configFromEnv(env);
   const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
-  const logger = new Logger({ serviceName: service });
   const metrics = new PowertoolsMetrics(
     new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE, serviceName: service }),
   );
@@ -49,16 +59,10 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
     client: tracked(new DynamoDBClient(aws)),
     tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
   });
-  const log: Log = {
-    debug: (message, extra) => logger.debug(message, extra ?? {}),
-    info: (message, extra) => logger.info(message, extra ?? {}),
-    warn: (message, extra) => logger.warn(message, extra ?? {}),
-    error: (message, extra) => logger.error(message, extra ?? {}),
-  };
   return {
     config,
     aws,
-    log: overrides.log ?? log,
+    log: overrides.log ?? powertoolsLog(service),
     metrics: overrides.metrics ?? metrics,
     ledger,
     now: Date.now,

@@ -1,11 +1,12 @@
-import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { trackAttempts } from '../aws/attempts.ts';
+import { powertoolsLog } from '../aws/runtime.ts';
 import { clientConfig, targetFromEnv } from '../aws/target.ts';
 import { configFromEnv, requiredEnv } from '../config.ts';
 import type { Log } from '../log.ts';
+import { SERVICE } from '../names.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import type { SinkDeps } from '../usecases/sink.ts';
 import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
@@ -29,13 +30,7 @@ export function sinkRuntimeFromEnv(
   const sqs = new SQSClient(aws);
   for (const client of [s3, dynamodb, sqs]) trackAttempts(client);
   const manifestBucket = requiredEnv(env, 'INLET_MANIFEST_BUCKET');
-  const logger = new Logger({ serviceName: 'inlet-sink' });
-  const log: Log = overrides.log ?? {
-    debug: (message, extra) => logger.debug(message, extra ?? {}),
-    info: (message, extra) => logger.info(message, extra ?? {}),
-    warn: (message, extra) => logger.warn(message, extra ?? {}),
-    error: (message, extra) => logger.error(message, extra ?? {}),
-  };
+  const log: Log = overrides.log ?? powertoolsLog(SERVICE.sink);
   return {
     config: configFromEnv(env),
     store: new S3BatchStore({ client: s3, bucket: manifestBucket }),
