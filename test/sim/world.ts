@@ -9,9 +9,10 @@ import type { Log } from '../../shared/log.ts';
 import type { MetricsSink } from '../../shared/metrics.ts';
 import { SimDeltaStore, SimSinkCursors, SimSinkNudger, SimSourceObjects } from './fakes/bronze.ts';
 import { DynamoTable } from './fakes/dynamo.ts';
-import { type Classify, SimLedger } from './fakes/ledger.ts';
-import { S3Bucket, SimBatchStore } from './fakes/s3.ts';
-import { EventBus, SimCommitQueue, SimEventPublisher, SqsQueue } from './fakes/sqs.ts';
+import type { Classify, SimLedger } from './fakes/ledger.ts';
+import { simPorts } from './fakes/ports.ts';
+import { S3Bucket } from './fakes/s3.ts';
+import { EventBus, SqsQueue } from './fakes/sqs.ts';
 import { Aws, type FaultRates, NO_FAULTS } from './faults.ts';
 import { Rng, Scheduler, type Worker } from './scheduler.ts';
 
@@ -143,26 +144,12 @@ export class World {
 
   /** The ports as one worker's Lambda sees them. */
   ports(worker: Worker) {
-    const { classify } = this.plumbing;
-    const sleep = (ms: number) => this.scheduler.sleep(worker, ms);
-    const random = () => this.rng.next();
-    const ledgerCtx = { db: this.db, aws: this.aws, worker, classify, sleep, random };
+    const { classify, ledger } = this.plumbing;
     return {
-      ledger: this.plumbing.ledger?.(ledgerCtx) ?? new SimLedger(ledgerCtx),
-      store: new SimBatchStore({ bucket: this.bucket, aws: this.aws, worker, classify }),
-      commitQueue: new SimCommitQueue({
-        queue: this.commits,
-        aws: this.aws,
-        worker,
-        classify,
-        faulty: () => this.faultsOn,
-      }),
-      events: new SimEventPublisher({ bus: this.bus, aws: this.aws, worker, classify }),
+      // Backoff inside the use cases waits on the simulated clock, where the worker may crash.
+      ...simPorts(this, worker, { classify, ledger, faulty: () => this.faultsOn }),
       config: CONFIG,
       now: worker.now,
-      // Backoff inside the use cases waits on the simulated clock, where the worker may crash.
-      sleep,
-      random,
       log: this.log(worker),
       metrics,
     };

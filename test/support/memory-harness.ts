@@ -25,9 +25,9 @@ import type {
 } from '../../shared/storage/batch-store.ts';
 import { commitsInFlight, sweepStale } from '../../shared/usecases/sweep.ts';
 import { DynamoTable } from '../sim/fakes/dynamo.ts';
-import { SimLedger } from '../sim/fakes/ledger.ts';
-import { S3Bucket, SimBatchStore } from '../sim/fakes/s3.ts';
-import { EventBus, type Received, SimCommitQueue, SimEventPublisher, SqsQueue } from '../sim/fakes/sqs.ts';
+import { simPorts } from '../sim/fakes/ports.ts';
+import { S3Bucket } from '../sim/fakes/s3.ts';
+import { EventBus, type Received, SqsQueue } from '../sim/fakes/sqs.ts';
 import { Aws, NO_FAULTS } from '../sim/faults.ts';
 import { Rng, Scheduler, Worker } from '../sim/scheduler.ts';
 import { hijackTime } from '../sim/simulate.ts';
@@ -79,7 +79,7 @@ export class MemoryHarness {
     warn: (message, extra) => this.logs.push({ level: 'warn', message, extra }),
     error: (message, extra) => this.logs.push({ level: 'error', message, extra }),
   };
-  private readonly aws: Aws;
+  readonly aws: Aws;
   private readonly classify: NonNullable<Plumbing['classify']>;
   private invocations = 0;
   private batches = 0;
@@ -170,22 +170,12 @@ export class MemoryHarness {
 
   /** The ports of one Lambda instance (each its own worker, as two Lambdas are two DynamoDB clients). */
   ports(worker: Worker = this.worker('lambda'), injector?: FaultInjector): Ports {
-    const classify = this.options.plumbing?.classify;
-    const sleep = (ms: number) => this.scheduler.sleep(worker, ms);
-    const random = () => this.rng.next();
-    const ledgerCtx = { db: this.db, aws: this.aws, worker, classify, sleep, random };
-    const ports: Ports = {
-      ledger: this.options.plumbing?.ledger?.(ledgerCtx) ?? new SimLedger(ledgerCtx),
-      store: new SimBatchStore({ bucket: this.bucket, aws: this.aws, worker, classify }),
-      commitQueue: new SimCommitQueue({
-        queue: this.commits,
-        aws: this.aws,
-        worker,
-        classify,
-        faulty: () => false,
-      }),
-      events: new SimEventPublisher({ bus: this.bus, aws: this.aws, worker, classify }),
-    };
+    const { ledger, store, commitQueue, events } = simPorts(this, worker, {
+      classify: this.options.plumbing?.classify,
+      ledger: this.options.plumbing?.ledger,
+      faulty: () => false,
+    });
+    const ports: Ports = { ledger, store, commitQueue, events };
     if (!injector) return ports;
     return {
       ledger: injector.wrap('ledger', ports.ledger),
