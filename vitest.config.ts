@@ -1,11 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
+// Every test worker builds SDK clients; on Node < 22 each would print the SDK's eight-line
+// NodeVersionSupportWarning into the report. The CLI tests that check the CLI's own handling unset it.
+const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+
 export default defineConfig({
   test: {
     projects: [
       {
         test: {
           name: 'unit',
+          env,
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/contract/fakes.test.ts'],
           testTimeout: 60_000,
         },
@@ -13,6 +18,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
+          env,
           include: ['test/integration/**/*.test.ts', 'test/contract/adapters.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           // One file at a time: they share one emulator, whose Python process is the bottleneck; files run
