@@ -13,6 +13,11 @@ export default defineConfig({
           env,
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts', 'test/contract/fakes.test.ts'],
           testTimeout: 60_000,
+          // One module graph for the whole project instead of one per file: every file imported the SDK,
+          // zod and most files aws-cdk-lib again. Measured: 180 s -> 85 s of CPU for this project, which
+          // `npm test` runs beside the integration project on the same cores. The files keep no state
+          // between them (no module mocks; the simulation restores the clock it takes over).
+          isolate: false,
         },
       },
       {
