@@ -37,9 +37,10 @@ async function harness(leaseSeconds = 60) {
     config: { tables: [{ name: 'orders', prefix: 'orders/' }], leaseSeconds },
     batchSize: 20,
   });
-  // S3 sends s3:TestEvent when the notification is configured. Taken off the queue first, so each test's
-  // invocations get exactly its files' events: a batch as large as the files is then full at once, instead
-  // of the invocation waiting out its 5 s batching window for one more message.
+  // S3 sends a test notification (s3:TestEvent) when the configuration is saved, moto too (AWS:
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketNotificationConfiguration.html). It is
+  // taken off first, so each test's invocations get exactly its files' events: a batch as large as the
+  // files is then full at once, instead of waiting out its 5 s batching window for one more message.
   await visibleIngest(h, 1, 'the s3:TestEvent of the notification configuration');
   expect((await h.pollIngest(undefined, 1)).received).toBe(1);
   expect(h.metrics.totals.get('EventsIgnored')).toBe(1);
