@@ -1,8 +1,12 @@
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListBucketsCommand } from '@aws-sdk/client-s3';
+import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type AwsClients, destroyClients } from '../../shared/aws/clients.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
+import { testClients } from '../support/aws.ts';
 import { CLEAN_VERDICT, PipelineHarness } from '../support/harness.ts';
-import { injectSdkFault, shortBackoffClients } from '../support/sdk-faults.ts';
+import { type AttemptFault, injectSdkFault, shortBackoffClients } from '../support/sdk-faults.ts';
 import { waitFor } from '../support/wait.ts';
 
 // AWS behaviour moto never produces, injected below the SDK's retry middleware so the real client retries
@@ -134,5 +138,43 @@ describe('batcher under AWS load and Lambda limits', () => {
     expect((await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER))[0]?.fileCount).toBe(10);
     await h.runUntilQuiet();
     expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+  });
+});
+
+describe("the fault tests' clients", () => {
+  /** For DynamoDB, S3 and SQS: the attempts of one call answered `fault` every time, and the waits between. */
+  async function retries(clients: AwsClients, fault: AttemptFault) {
+    const calls = [
+      () => clients.dynamodb.send(new ListTablesCommand({})),
+      () => clients.s3.send(new ListBucketsCommand({})),
+      () => clients.sqs.send(new ListQueuesCommand({})),
+    ];
+    for (const client of [clients.dynamodb, clients.s3, clients.sqs])
+      injectSdkFault(client, { match: () => true, script: Array<AttemptFault>(10).fill(fault) });
+    const seen: { attempts?: number; delayMs?: number }[] = [];
+    for (const call of calls) {
+      const error = await call().then(
+        () => undefined,
+        (e: { $metadata?: { attempts?: number; totalRetryDelay?: number } }) => e,
+      );
+      seen.push({ attempts: error?.$metadata?.attempts, delayMs: error?.$metadata?.totalRetryDelay });
+    }
+    return seen;
+  }
+
+  it("make as many SDK attempts as the product's clients, without their seconds of backoff", async () => {
+    const product = testClients();
+    const short = shortBackoffClients();
+    clientSets.push(product, short);
+
+    const throttled = await retries(short, 'throttle');
+    // Server errors: the product's clients back those off by milliseconds as well (only throttles take the
+    // 1 s base and wake the adaptive limiter), so their attempts are counted without waiting seconds.
+    const productAttempts = (await retries(product, '500')).map((r) => r.attempts);
+
+    expect(throttled.map((r) => r.attempts)).toEqual(productAttempts);
+    // The scripts above ("throttled on every SDK attempt") are written for DynamoDB's 4.
+    expect(productAttempts).toEqual([4, 3, 3]);
+    for (const { delayMs } of throttled) expect(delayMs).toBeLessThanOrEqual(100);
   });
 });
