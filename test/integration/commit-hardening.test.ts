@@ -10,15 +10,15 @@ import { manifestKey, stagedListKey } from '../../shared/manifest.ts';
 import type { BatchStore } from '../../shared/storage/batch-store.ts';
 import { CommitBatch } from '../../shared/usecases/commit-batch.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
-import { testClients } from '../support/aws.ts';
 import { CLEAN_VERDICT, PipelineHarness } from '../support/harness.ts';
-import { injectSdkFault } from '../support/sdk-faults.ts';
+import { injectSdkFault, shortBackoffClients } from '../support/sdk-faults.ts';
 
 const clientSets: AwsClients[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
 
 async function harness(tables = [{ name: 'orders', prefix: 'orders/' }]) {
-  const clients = testClients();
+  // Milliseconds between SDK attempts instead of seconds, and no adaptive rate limiter (see there).
+  const clients = shortBackoffClients();
   clientSets.push(clients);
   return PipelineHarness.create(clients, { config: { tables, leaseSeconds: 2 } });
 }

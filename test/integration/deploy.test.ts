@@ -3,7 +3,7 @@ import { GetBucketNotificationConfigurationCommand, HeadBucketCommand } from '@a
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deployToEmulator } from '../../local/deploy.ts';
-import { removeSynthesized, synthesizeInletStack } from '../../local/synth.ts';
+import { removeSynthesized, type SynthesizedStack, synthesizeInletStack } from '../../local/synth.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
@@ -11,11 +11,33 @@ import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 const clients = testClients();
 afterAll(() => destroyClients(clients));
 
+/**
+ * The stack as local mode deploys it: without bundling, the template is the same but for the code assets'
+ * hashes, and each function's code is still uploaded where the template points (moto's CloudFormation reads
+ * it). Without CDK's built-in template validation (CDK_VALIDATION=false, one of the switches aws-cdk-lib's
+ * AppProps.builtinCloudFormationValidation documents), whose WASM validator starts at a process's first synth. The two were most of this test's time (esbuild's
+ * five bundles, the validator's start: ~25 s of 39 on a loaded machine); test/infra/synth.test.ts runs both
+ * (`cdk synth`) and test/infra/cfn-lint.test.ts lints the template.
+ */
+function synthesizeWithoutChecks(stackName: string): SynthesizedStack {
+  const validation = process.env.CDK_VALIDATION;
+  process.env.CDK_VALIDATION = 'false';
+  try {
+    return synthesizeInletStack(
+      { 'inlet:stackName': stackName, 'inlet:deletionProtection': false },
+      { bundle: false },
+    );
+  } finally {
+    if (validation === undefined) delete process.env.CDK_VALIDATION;
+    else process.env.CDK_VALIDATION = validation;
+  }
+}
+
 describe.skipIf(testTarget().kind === 'aws')("the synthesized stack on the emulator's CloudFormation", () => {
   it('creates the stateful resources as synthesized, and wires S3 notifications to the ingest queue', async () => {
     const stackName = uniqueName('InletSmoke');
-    const stack = synthesizeInletStack({ 'inlet:stackName': stackName, 'inlet:deletionProtection': false });
-    // The assembly (with its bundles) lives in the temp folder: gone once deployed, whatever the outcome.
+    const stack = synthesizeWithoutChecks(stackName);
+    // The assembly lives in the temp folder: gone once deployed, whatever the outcome.
     const deployment = await deployToEmulator(clients, stack).finally(() => removeSynthesized(stack));
 
     for (const name of Object.values(OUTPUTS)) expect(deployment.outputs[name], name).toBeTruthy();

@@ -1,43 +1,18 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListBucketsCommand } from '@aws-sdk/client-s3';
+import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { trackAttempts } from '../../shared/aws/attempts.ts';
 import { type AwsClients, destroyClients } from '../../shared/aws/clients.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
-import { clientConfig } from '../../shared/aws/target.ts';
-import { testClients, testTarget } from '../support/aws.ts';
+import { testClients } from '../support/aws.ts';
 import { CLEAN_VERDICT, PipelineHarness } from '../support/harness.ts';
-import { injectSdkFault } from '../support/sdk-faults.ts';
+import { type AttemptFault, injectSdkFault, shortBackoffClients } from '../support/sdk-faults.ts';
 import { waitFor } from '../support/wait.ts';
 
 // AWS behaviour moto never produces, injected below the SDK's retry middleware so the real client retries
 // it: docs/protocol.md, "What AWS does that the emulator doesn't".
 const clientSets: AwsClients[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
-
-/**
- * The product's clients, but DynamoDB in the SDK's standard retry mode instead of adaptive. Adaptive only
- * adds a client-side rate limiter that delays sends after a throttle; attempts, backoff and the errors
- * the adapters classify are the same (@smithy/core AdaptiveRetryStrategy wraps StandardRetryStrategy).
- * The limiter's rate starts from what the client measured before the throttle, ~0 for a new client, and
- * the floor is 0.5 sends/s: the injected throttles then paced each of these tests' invocations at that
- * for 20-25 s (measured), which tests time, not what these tests assert.
- */
-function standardRetryClients(): AwsClients {
-  const clients = testClients();
-  clients.dynamodb.destroy();
-  const dynamodb = new DynamoDBClient({ ...clientConfig(testTarget()), retryMode: 'standard' });
-  trackAttempts(dynamodb);
-  return { ...clients, dynamodb };
-}
-
-async function harness(leaseSeconds = 60) {
-  const clients = standardRetryClients();
-  clientSets.push(clients);
-  return PipelineHarness.create(clients, {
-    config: { tables: [{ name: 'orders', prefix: 'orders/' }], leaseSeconds },
-    batchSize: 20,
-  });
-}
 
 const keys = (n: number, prefix = 'orders/f') =>
   Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, '0')}.json`);
@@ -58,6 +33,24 @@ async function putAll(h: PipelineHarness, files: readonly string[]): Promise<voi
   await visibleIngest(h, files.length, 'the S3 events of the uploads');
 }
 
+async function harness(leaseSeconds = 60) {
+  // Milliseconds between SDK attempts instead of seconds, and no adaptive rate limiter (see there).
+  const clients = shortBackoffClients();
+  clientSets.push(clients);
+  const h = await PipelineHarness.create(clients, {
+    config: { tables: [{ name: 'orders', prefix: 'orders/' }], leaseSeconds },
+    batchSize: 20,
+  });
+  // S3 sends a test notification (s3:TestEvent) when the configuration is saved, moto too (AWS:
+  // https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketNotificationConfiguration.html). It is
+  // taken off first, so each test's invocations get exactly its files' events: a batch as large as the
+  // files is then full at once, instead of waiting out its 5 s batching window for one more message.
+  await visibleIngest(h, 1, 'the s3:TestEvent of the notification configuration');
+  expect((await h.pollIngest(undefined, 1)).received).toBe(1);
+  expect(h.metrics.totals.get('EventsIgnored')).toBe(1);
+  return h;
+}
+
 /** The claim put of a file whose key ends with one of these names. */
 const claimOf = (names: readonly string[]) => (command: string, input: Record<string, unknown>) => {
   if (command !== 'PutItemCommand') return false;
@@ -76,9 +69,9 @@ describe('SDK retries that hide an applied write', () => {
       // Every later attempt is throttled, however many the client makes (DynamoDB's default is more than 3).
       script: ['apply-then-500', ...Array<'throttle'>(9).fill('throttle')],
     });
-    for (const key of files) await h.put(key);
+    await putAll(h, files);
 
-    await h.pollIngest();
+    await h.pollIngest(undefined, files.length);
     expect(fault.faulted()).toBeGreaterThanOrEqual(faultyNames.length);
     await h.runUntilQuiet();
     expect(await h.verify(expectedOf(files))).toMatchObject(clean);
@@ -102,7 +95,9 @@ describe('batcher under AWS load and Lambda limits', () => {
     const files = keys(40);
     await putAll(h, files);
     // Dies right after its claims: no staging, no seal, nothing deleted.
-    expect((await h.pollIngest({ point: 'store.putStagedList', when: 'before' }, 50)).crashed).toBe(true);
+    expect((await h.pollIngest({ point: 'store.putStagedList', when: 'before' }, files.length)).crashed).toBe(
+      true,
+    );
     // Its messages come back after the visibility timeout (1 s); its lease (2 s) ends on the batchers' clock.
     await visibleIngest(h, files.length, "the dead invocation's messages after their visibility timeout");
     h.clockSkewMs += 2_100;
@@ -118,7 +113,7 @@ describe('batcher under AWS load and Lambda limits', () => {
       match: (command) => command === 'TransactWriteItemsCommand',
       script: [],
     });
-    const rescue = await h.pollIngest(undefined, 50);
+    const rescue = await h.pollIngest(undefined, files.length);
     expect(rescue.failed).toBe(0);
     expect(h.metrics.totals.get('ClaimTakeovers')).toBe(files.length);
     expect(fences.faulted()).toBe(1);
@@ -138,10 +133,48 @@ describe('batcher under AWS load and Lambda limits', () => {
       script: Array<'throttle'>(4).fill('throttle'),
     });
     await putAll(h, files);
-    const first = await h.pollIngest(undefined, 20);
+    const first = await h.pollIngest(undefined, files.length);
     expect(first.failed).toBe(0);
     expect((await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER))[0]?.fileCount).toBe(10);
     await h.runUntilQuiet();
     expect(await h.verify(expectedOf(files))).toMatchObject(clean);
+  });
+});
+
+describe("the fault tests' clients", () => {
+  /** For DynamoDB, S3 and SQS: the attempts of one call answered `fault` every time, and the waits between. */
+  async function retries(clients: AwsClients, fault: AttemptFault) {
+    const calls = [
+      () => clients.dynamodb.send(new ListTablesCommand({})),
+      () => clients.s3.send(new ListBucketsCommand({})),
+      () => clients.sqs.send(new ListQueuesCommand({})),
+    ];
+    for (const client of [clients.dynamodb, clients.s3, clients.sqs])
+      injectSdkFault(client, { match: () => true, script: Array<AttemptFault>(10).fill(fault) });
+    const seen: { attempts?: number; delayMs?: number }[] = [];
+    for (const call of calls) {
+      const error = await call().then(
+        () => undefined,
+        (e: { $metadata?: { attempts?: number; totalRetryDelay?: number } }) => e,
+      );
+      seen.push({ attempts: error?.$metadata?.attempts, delayMs: error?.$metadata?.totalRetryDelay });
+    }
+    return seen;
+  }
+
+  it("make as many SDK attempts as the product's clients, without their seconds of backoff", async () => {
+    const product = testClients();
+    const short = shortBackoffClients();
+    clientSets.push(product, short);
+
+    const throttled = await retries(short, 'throttle');
+    // Server errors: the product's clients back those off by milliseconds as well (only throttles take the
+    // 1 s base and wake the adaptive limiter), so their attempts are counted without waiting seconds.
+    const productAttempts = (await retries(product, '500')).map((r) => r.attempts);
+
+    expect(throttled.map((r) => r.attempts)).toEqual(productAttempts);
+    // The scripts above ("throttled on every SDK attempt") are written for DynamoDB's 4.
+    expect(productAttempts).toEqual([4, 3, 3]);
+    for (const { delayMs } of throttled) expect(delayMs).toBeLessThanOrEqual(100);
   });
 });

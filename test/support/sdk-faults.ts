@@ -1,4 +1,12 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import type { DeserializeHandler, DeserializeHandlerArguments, HandlerExecutionContext } from '@smithy/types';
+import { trackAttempts } from '../../shared/aws/attempts.ts';
+import { type AwsClients, createClients } from '../../shared/aws/clients.ts';
+import { clientConfig } from '../../shared/aws/target.ts';
+import { testTarget } from './aws.ts';
 
 /**
  * What one SDK attempt does under the fault: `apply-then-500` sends the request (the write happens) and
@@ -67,4 +75,38 @@ export function injectSdkFault(
     { step: 'deserialize', priority: 'high', name: `inletTestFault${Math.random()}` },
   );
   return { faulted: () => faulted };
+}
+
+/** Milliseconds before SDK retry `attempt` (1-based) of a test client: exponential, but ~1/100 of the SDK's. */
+const shortBackoff = (attempt: number) => 5 * 2 ** attempt;
+
+/**
+ * The product's clients for the test target, except that DynamoDB, S3 and SQS wait milliseconds between
+ * SDK attempts. Everything a fault test asserts on is kept: the SDK's own StandardRetryStrategy decides
+ * which answers are retried and spends the same retry quota, each client makes as many attempts as the
+ * product's (its own `maxAttempts`, DynamoDB's 4), and the attempt tracking is installed. What goes: the
+ * waits (throttles back off from 1 s, doubling: ~3.5 s per throttled call, the bulk of these files' time
+ * before) and adaptive mode's client-side rate limiter, which after a throttle paces a new client's sends
+ * at its 0.5/s floor for the rest of the test; neither changes which attempts happen or what the
+ * adapters are told. ConfiguredRetryStrategy is the SDK's documented way to set the backoff
+ * (https://www.npmjs.com/package/@smithy/util-retry, "MaxAttempts and BackoffComputation").
+ */
+export function shortBackoffClients(): AwsClients {
+  const target = testTarget();
+  const product = createClients(target);
+  const config = clientConfig(target);
+  const retry = (client: { config: { maxAttempts: () => Promise<number> } }) => ({
+    ...config,
+    retryMode: 'standard' as const,
+    retryStrategy: new ConfiguredRetryStrategy(client.config.maxAttempts, shortBackoff),
+  });
+  const clients = {
+    ...product,
+    dynamodb: new DynamoDBClient(retry(product.dynamodb)),
+    s3: new S3Client(retry(product.s3)),
+    sqs: new SQSClient(retry(product.sqs)),
+  };
+  for (const replaced of [product.dynamodb, product.s3, product.sqs]) replaced.destroy();
+  for (const client of [clients.dynamodb, clients.s3, clients.sqs]) trackAttempts(client);
+  return clients;
 }
