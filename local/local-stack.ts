@@ -5,15 +5,29 @@ import { OUTPUTS } from '../shared/names.ts';
 import { deployToEmulator } from './deploy.ts';
 import type { CfnTemplate, SynthesizedStack } from './synth.ts';
 
+/** Local mode's batcher and committer timeout, unless `npm start -- --timeout-seconds N` says otherwise. */
+export const LOCAL_TIMEOUT_SECONDS = 5;
+
+/**
+ * Local mode's recovery timings from one function timeout: both queues' visibility timeout is 6x it (the
+ * stack's rule for SQS event sources) and the claim lease 2x (the stack requires it to exceed the batcher's
+ * timeout). What a killed pipeline waits out before its messages and claims are taken up again.
+ */
+export function localTimings(timeoutSeconds: number): Record<string, unknown> {
+  return {
+    'inlet:batcherTimeoutSeconds': timeoutSeconds,
+    'inlet:committerTimeoutSeconds': timeoutSeconds,
+    'inlet:leaseSeconds': 2 * timeoutSeconds,
+  };
+}
+
 /**
  * Local mode deploys the same stack definition with shorter timings, so a killed pipeline recovers in seconds
  * rather than the deployed 30 minutes of visibility timeout. Everything else (names, queues, keys, settings)
  * comes from the synthesized template.
  */
 export const LOCAL_OVERRIDES: Record<string, unknown> = {
-  'inlet:batcherTimeoutSeconds': 5,
-  'inlet:committerTimeoutSeconds': 5,
-  'inlet:leaseSeconds': 10,
+  ...localTimings(LOCAL_TIMEOUT_SECONDS),
   'inlet:batchingWindowSeconds': 1,
   'inlet:sweepIntervalSeconds': 60,
   'inlet:removalPolicy': 'destroy',
