@@ -1,8 +1,8 @@
 // `npm start`: the whole pipeline on this machine, against the local emulator, with the real handlers.
 import { join } from 'node:path';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { type DemoPlan, runDemo } from '../local/demo.ts';
-import { bringUpLocalStack } from '../local/local-stack.ts';
+import { bringUpLocalStack, LOCAL_TIMEOUT_SECONDS, localTimings } from '../local/local-stack.ts';
 import { LocalRunner } from '../local/runner.ts';
 import { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig } from '../local/state.ts';
 import {
@@ -26,6 +26,17 @@ const program = new Command('npm start --')
   .option('--endpoint <url>', 'use an emulator that is already running (default: a background one, reused)')
   .option('--files-per-table <n>', 'demo files per table', (v) => Number.parseInt(v, 10), 20)
   .option('--stack-name <name>', 'stack name in the emulator (default: cdk.json inlet:stackName)')
+  .option(
+    '--timeout-seconds <n>',
+    'function timeout; a killed run is picked up after 6x (queue visibility, set when the stack is created) and its claims after 2x (lease)',
+    (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 900)
+        throw new InvalidArgumentError('an integer from 1 to 900');
+      return n;
+    },
+    LOCAL_TIMEOUT_SECONDS,
+  )
   .option('--no-view', 'no live status line')
   .parse();
 const opts = program.opts<{
@@ -35,6 +46,7 @@ const opts = program.opts<{
   filesPerTable: number;
   view: boolean;
   stackName?: string;
+  timeoutSeconds: number;
 }>();
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
@@ -43,7 +55,10 @@ const region = process.env.AWS_REGION ?? DEFAULT_EMULATOR_REGION;
 const emulator = opts.endpoint ? { endpoint: opts.endpoint, reused: true } : await ensureBackgroundEmulator();
 say(`emulator ${emulator.endpoint}${emulator.reused ? ' (reused)' : ''}`);
 const clients = createClients(emulatorTarget(emulator.endpoint, region));
-const stack = await bringUpLocalStack(clients, opts.stackName ? { 'inlet:stackName': opts.stackName } : {});
+const stack = await bringUpLocalStack(clients, {
+  ...localTimings(opts.timeoutSeconds),
+  ...(opts.stackName ? { 'inlet:stackName': opts.stackName } : {}),
+});
 say(
   `stack ${stack.stackName} ${stack.created ? 'deployed from the synthesized template' : 'found (resuming)'}`,
 );

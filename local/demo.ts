@@ -1,5 +1,6 @@
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import pLimit from 'p-limit';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { configFromEnv, parsePipelineConfig } from '../shared/config.ts';
 import { OUTPUTS } from '../shared/names.ts';
@@ -81,8 +82,10 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
   };
   const upload = (key: string, body = bodyOf(key)) =>
     clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  // Side by side: one at a time, the uploads were most of a small demo's run.
+  const limit = pLimit(8);
+  await Promise.all(keys.map((key) => limit(() => upload(key))));
   for (const key of keys) {
-    await upload(key);
     const routed = router.route({
       bucket,
       key,
@@ -111,7 +114,7 @@ export async function runDemo(clients: AwsClients, stack: LocalStack, perTable =
   }
   // Re-uploading a key sends its event again: the path identity makes it a duplicate.
   const again = keys.filter((k) => k.endsWith('.json') && !k.includes('_temporary')).slice(0, 5);
-  for (const key of again) await upload(key);
+  await Promise.all(again.map((key) => limit(() => upload(key))));
   const queueUrl = stack.outputs[OUTPUTS.ingestQueueUrl];
   for (const body of BAD_INPUTS)
     await clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));

@@ -41,7 +41,11 @@ export interface SynthesizedStack {
  */
 export function synthesizeInletStack(
   overrides: Record<string, unknown> = {},
-  options: { bundle?: boolean } = {},
+  options: {
+    bundle?: boolean;
+    /** CDK's built-in CloudFormation template validation (App `builtinCloudFormationValidation`). @default true */
+    validate?: boolean;
+  } = {},
 ): SynthesizedStack {
   const cdkJson = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
     context: Record<string, unknown>;
@@ -49,7 +53,7 @@ export function synthesizeInletStack(
   const context: Record<string, unknown> = { ...cdkJson.context, ...overrides };
   if (options.bundle === false) context['aws:cdk:bundling-stacks'] = [];
   const outdir = mkdtempSync(join(tmpdir(), 'inlet-cdk-'));
-  const app = new App({ context, outdir });
+  const app = new App({ context, outdir, builtinCloudFormationValidation: options.validate ?? true });
   const { stackName, props } = readContext((key) => app.node.tryGetContext(key));
   new InletStack(app, stackName, {
     ...props,

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../local/paths.ts';
 import { testTarget, uniqueName } from '../support/aws.ts';
@@ -13,11 +14,17 @@ const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const stackName = uniqueName('InletLocal');
 const env = { ...process.env, INLET_STATE_DIR: stateDir, NODE_NO_WARNINGS: '1' };
 const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
+// The CLI as `npx inlet` runs it: its bin, which starts the esbuild bundle (rebuilt first if a source is newer),
+// not the TypeScript through tsx (about a second more per command). `npm start` is `tsx cli/start.ts`.
+const inletBin = join(projectRoot, 'cli', 'bin.mjs');
 
-function inlet(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(tsx, [join(projectRoot, 'cli', 'inlet.ts'), ...args], {
+function inlet(
+  args: string[],
+  runEnv: NodeJS.ProcessEnv = env,
+): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [inletBin, ...args], {
     cwd: projectRoot,
-    env,
+    env: runEnv,
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -92,29 +99,29 @@ describe.skipIf(target.kind !== 'emulator')('local mode and the inlet CLI', () =
     for (const key of ['landingBucket', 'manifestBucket', 'ledgerTable', 'ingestQueueUrl'])
       expect(local[key]).toBeTruthy();
 
-    const status = JSON.parse(inlet('--json', 'status').stdout);
+    const status = JSON.parse(inlet(['--json', 'status']).stdout);
     expect(status.tables.map((t: { name: string; head: number }) => t.head > 0)).toEqual([true, true]);
     expect(status.tables.reduce((n: number, t: { files: number }) => n + t.files, 0)).toBe(summary.committed);
     expect(status.queues.ingestDlq.visible).toBe(0);
 
-    const manifests = JSON.parse(inlet('--json', 'manifests', '--table', 'orders').stdout);
+    const manifests = JSON.parse(inlet(['--json', 'manifests', '--table', 'orders']).stdout);
     expect(manifests.map((m: { version: number }) => m.version)).toEqual(
       manifests.map((_: unknown, i: number) => i + 1),
     );
 
-    const files = JSON.parse(inlet('--json', 'files', 'orders/awkward/').stdout);
+    const files = JSON.parse(inlet(['--json', 'files', 'orders/awkward/']).stdout);
     expect(files.map((f: { key: string }) => f.key)).toContain('orders/awkward/a b+c.json');
     expect(files.every((f: { state: string }) => /^committed in v\d+$/.test(f.state))).toBe(true);
 
-    const quarantined = JSON.parse(inlet('--json', 'quarantine').stdout);
+    const quarantined = JSON.parse(inlet(['--json', 'quarantine']).stdout);
     expect(quarantined.map((q: { reason: string }) => q.reason)).toContain('message body is not JSON');
 
     // A file dropped with `inlet put` is ingested by the next run.
     const file = join(stateDir, 'dropped.json');
     writeFileSync(file, '{"hello":"inlet"}\n');
-    expect(inlet('put', file, '--table', 'clicks').status).toBe(0);
+    expect(inlet(['put', file, '--table', 'clicks']).status).toBe(0);
     expect((await start(['--available-now'])).code).toBe(0);
-    const dropped = JSON.parse(inlet('--json', 'files', 'clicks/dropped.json').stdout);
+    const dropped = JSON.parse(inlet(['--json', 'files', 'clicks/dropped.json']).stdout);
     expect(dropped).toEqual([
       expect.objectContaining({
         key: 'clicks/dropped.json',
@@ -122,20 +129,16 @@ describe.skipIf(target.kind !== 'emulator')('local mode and the inlet CLI', () =
       }),
     ]);
 
-    expect(inlet('--json', 'dlq', 'redrive').stdout.trim()).toBe('{"ingest":0,"commit":0}');
+    expect(inlet(['--json', 'dlq', 'redrive']).stdout.trim()).toBe('{"ingest":0,"commit":0}');
   }, 600_000);
 
   it('says what is wrong in one line', () => {
-    const unknown = inlet('put', 'README.md', '--table', 'nope');
+    const unknown = inlet(['put', 'README.md', '--table', 'nope']);
     expect(unknown.status).toBe(1);
     expect(unknown.stderr.trim().split('\n').pop()).toBe(
       "inlet: unknown table 'nope'; tables: orders, clicks",
     );
-    const noLocal = spawnSync(tsx, [join(projectRoot, 'cli', 'inlet.ts'), 'status'], {
-      cwd: projectRoot,
-      env: { ...env, INLET_STATE_DIR: join(stateDir, 'missing') },
-      encoding: 'utf8',
-    });
+    const noLocal = inlet(['status'], { ...env, INLET_STATE_DIR: join(stateDir, 'missing') });
     expect(noLocal.status).toBe(1);
     expect(noLocal.stderr).toMatch(/inlet: no local pipeline .* run `npm start`, or pass --stack NAME/);
   });
@@ -146,7 +149,10 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     const killedStack = uniqueName('InletKill');
     const killedState = mkdtempSync(join(tmpdir(), 'inlet-kill-'));
     const killedEnv = { ...env, INLET_STATE_DIR: killedState };
-    const args = ['--endpoint', endpoint, '--stack-name', killedStack, '--no-view'];
+    // Local mode's shortest timings: the killed run's messages come back after 6 s (not 30) and its claims
+    // expire after 2 s (not 10). Recovery is the same code whatever the timings; only the wait is shorter.
+    const timings = ['--timeout-seconds', '1'];
+    const args = ['--endpoint', endpoint, '--stack-name', killedStack, '--no-view', ...timings];
     // Run 1: the pipeline works while the demo uploads; it is killed the moment the uploads are done,
     // with batches in flight (claims made, lists staged or sealed, commits pending).
     const first = spawn(
@@ -180,15 +186,23 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     await new Promise((resolve) => first.once('exit', resolve));
 
     // Run 2: the same emulator and stack; messages in flight come back after their visibility timeout.
-    const second = await start(['--available-now'], { stack: killedStack, env: killedEnv });
+    const second = await start(['--available-now', ...timings], { stack: killedStack, env: killedEnv });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/found \(resuming\)/);
 
     const local = JSON.parse(readFileSync(join(killedState, 'local.json'), 'utf8'));
-    const { createClients } = await import('../../shared/aws/clients.ts');
+    const { createClients, destroyClients } = await import('../../shared/aws/clients.ts');
+    const clients = createClients(target);
+    // The timings reached the stack: 6x the 1 s function timeout.
+    const { Attributes } = await clients.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: local.ingestQueueUrl,
+        AttributeNames: ['VisibilityTimeout'],
+      }),
+    );
+    expect(Attributes?.VisibilityTimeout).toBe('6');
     const { S3BatchStore } = await import('../../shared/storage/s3-batch-store.ts');
     const { demoKeys } = await import('../../local/demo.ts');
-    const clients = createClients(target);
     const store = new S3BatchStore({ client: clients.s3, bucket: local.manifestBucket });
     const seen = new Map<string, number>();
     for (const { name } of local.tables as Array<{ name: string }>) {
@@ -207,7 +221,7 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     const duplicated = [...seen].filter(([, n]) => n > 1).map(([k]) => k);
     expect({ lost, duplicated }).toEqual({ lost: [], duplicated: [] });
     expect(seen.size).toBe(expected.length);
-    clients.s3.destroy();
+    destroyClients(clients);
     rmSync(killedState, { recursive: true, force: true });
   }, 600_000);
 });
