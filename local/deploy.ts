@@ -1,7 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import {
   CreateStackCommand,
   DescribeStackResourcesCommand,
@@ -15,7 +12,6 @@ import {
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import type { CfnTemplate, SynthesizedStack } from './synth.ts';
-import { ensureVenv } from './venv.ts';
 
 const ACCOUNT = '123456789012';
 
@@ -70,22 +66,6 @@ export function adaptForEmulator(
 }
 
 async function uploadAssets(clients: AwsClients, stack: SynthesizedStack, region: string): Promise<void> {
-  const python = await ensureVenv();
-  const work = mkdtempSync(join(tmpdir(), 'inlet-assets-'));
-  try {
-    await uploadEach(clients, stack, region, python, work);
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-}
-
-async function uploadEach(
-  clients: AwsClients,
-  stack: SynthesizedStack,
-  region: string,
-  python: string,
-  work: string,
-): Promise<void> {
   const buckets = new Set<string>();
   for (const asset of stack.assets) {
     const bucket = asset.bucketName
@@ -98,30 +78,12 @@ async function uploadEach(
       });
       buckets.add(bucket);
     }
-    let body: Buffer;
-    if (asset.placeholder && asset.packaging === 'zip') {
-      // Synthesized without bundling (local mode: moto never runs Lambda code): an empty zip, which is
-      // just the 22-byte end-of-central-directory record.
-      body = Buffer.concat([Buffer.from('PK\x05\x06', 'latin1'), Buffer.alloc(18)]);
-    } else if (asset.packaging === 'zip') {
-      const base = join(work, asset.objectKey.replace(/\.zip$/, ''));
-      const zipped = spawnSync(
-        python,
-        ['-c', 'import shutil,sys; shutil.make_archive(sys.argv[1], "zip", sys.argv[2])', base, asset.path],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-          timeout: 60_000,
-        },
-      );
-      if (zipped.status !== 0) {
-        throw new Error(
-          `could not zip asset ${asset.path}: ${zipped.error?.message ?? ''} ${zipped.stderr ?? ''} (status ${zipped.status})`,
-        );
-      }
-      body = readFileSync(`${base}.zip`);
-    } else {
-      body = readFileSync(asset.path);
-    }
+    // Synthesized without bundling (moto never runs Lambda code), a code asset is an empty zip: just the
+    // 22-byte end-of-central-directory record. moto's CloudFormation still reads it where the template points.
+    const body =
+      asset.packaging === 'zip'
+        ? Buffer.concat([Buffer.from('PK\x05\x06', 'latin1'), Buffer.alloc(18)])
+        : readFileSync(asset.path);
     await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key: asset.objectKey, Body: body }));
   }
 }

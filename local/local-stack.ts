@@ -84,10 +84,7 @@ export async function bringUpLocalStack(
   // (measured on 2 busy cores) on every `npm start`. The same stack definition is validated where it matters:
   // `cdk synth` / `cdk deploy` (cdk.json makes its findings errors), the deploy test's synth, and cfn-lint in
   // test/infra.
-  const synthesized = synthesizeInletStack(
-    { ...LOCAL_OVERRIDES, ...overrides },
-    { bundle: false, validate: false },
-  );
+  const synthesized = synthesizeInletStack({ ...LOCAL_OVERRIDES, ...overrides }, { validate: false });
   try {
     return await describeLocalStack(clients, synthesized);
   } finally {

@@ -23,8 +23,6 @@ export interface FileAsset {
   /** Bucket name with `${AWS::AccountId}` / `${AWS::Region}` placeholders, as the template refers to it. */
   readonly bucketName: string;
   readonly objectKey: string;
-  /** Synthesized without bundling: there is no code to upload, only a placeholder. */
-  readonly placeholder: boolean;
 }
 
 export interface SynthesizedStack {
@@ -42,7 +40,6 @@ export interface SynthesizedStack {
 export function synthesizeInletStack(
   overrides: Record<string, unknown> = {},
   options: {
-    bundle?: boolean;
     /** CDK's built-in CloudFormation template validation (App `builtinCloudFormationValidation`). @default true */
     validate?: boolean;
   } = {},
@@ -51,7 +48,8 @@ export function synthesizeInletStack(
     context: Record<string, unknown>;
   };
   const context: Record<string, unknown> = { ...cdkJson.context, ...overrides };
-  if (options.bundle === false) context['aws:cdk:bundling-stacks'] = [];
+  // No bundling: the emulator never runs Lambda code, so each code asset is uploaded as an empty zip.
+  context['aws:cdk:bundling-stacks'] = [];
   const outdir = mkdtempSync(join(tmpdir(), 'inlet-cdk-'));
   const app = new App({ context, outdir, builtinCloudFormationValidation: options.validate ?? true });
   const { stackName, props } = readContext((key) => app.node.tryGetContext(key));
@@ -73,7 +71,6 @@ export function synthesizeInletStack(
   const assets: FileAsset[] = Object.values(manifest.files).flatMap((file) =>
     Object.values(file.destinations).map((d) => ({
       path: isAbsolute(file.source.path) ? file.source.path : join(outdir, file.source.path),
-      placeholder: options.bundle === false,
       packaging: file.source.packaging,
       bucketName: d.bucketName,
       objectKey: d.objectKey,

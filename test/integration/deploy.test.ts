@@ -14,23 +14,17 @@ afterAll(() => destroyClients(clients));
 /**
  * The stack as local mode deploys it: without bundling, the template is the same but for the code assets'
  * hashes, and each function's code is still uploaded where the template points (moto's CloudFormation reads
- * it). Without CDK's built-in template validation (CDK_VALIDATION=false, one of the switches aws-cdk-lib's
- * AppProps.builtinCloudFormationValidation documents), whose WASM validator starts at a process's first synth. The two were most of this test's time (esbuild's
- * five bundles, the validator's start: ~25 s of 39 on a loaded machine); test/infra/synth.test.ts runs both
- * (`cdk synth`) and test/infra/cfn-lint.test.ts lints the template.
+ * it). Without CDK's built-in template validation (`validate: false`: aws-cdk-lib's
+ * AppProps.builtinCloudFormationValidation), whose WASM validator starts at a process's first
+ * synth. The two were most of this test's time (esbuild's five bundles, the validator's start: ~25 s of 39
+ * on a loaded machine); test/infra/synth.test.ts runs both (`cdk synth`) and test/infra/cfn-lint.test.ts
+ * lints the template.
  */
 function synthesizeWithoutChecks(stackName: string): SynthesizedStack {
-  const validation = process.env.CDK_VALIDATION;
-  process.env.CDK_VALIDATION = 'false';
-  try {
-    return synthesizeInletStack(
-      { 'inlet:stackName': stackName, 'inlet:deletionProtection': false },
-      { bundle: false },
-    );
-  } finally {
-    if (validation === undefined) delete process.env.CDK_VALIDATION;
-    else process.env.CDK_VALIDATION = validation;
-  }
+  return synthesizeInletStack(
+    { 'inlet:stackName': stackName, 'inlet:deletionProtection': false },
+    { validate: false },
+  );
 }
 
 describe.skipIf(testTarget().kind === 'aws')("the synthesized stack on the emulator's CloudFormation", () => {
