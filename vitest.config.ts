@@ -30,6 +30,9 @@ export default defineConfig({
           // side by side only contend for it (measured: the 20,000-file backfill 342 s alone, 672 s with two
           // others), and a many-core CI machine would otherwise start several.
           fileParallelism: false,
+          // And in one module graph, as the unit project: measured 214 s -> 179 s for this project (166 s ->
+          // 130 s of CPU). Each file makes its own clients and resources under unique names.
+          isolate: false,
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },
