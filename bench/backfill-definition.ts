@@ -15,7 +15,9 @@ import { BackfillWorkflow } from '../infra/backfill.ts';
 export function synthesizeBackfillDefinition(): object {
   const outdir = mkdtempSync(join(tmpdir(), 'inlet-cdk-'));
   try {
-    const app = new App({ outdir });
+    // Without aws-cdk-lib's template validation (seconds of CPU): only the definition is taken from this
+    // stand-in stack; the real stack's template is validated where it is tested (test/infra).
+    const app = new App({ outdir, builtinCloudFormationValidation: false });
     const stack = new Stack(app, 'BackfillDefinition', {
       env: { account: '000000000000', region: 'us-east-1' },
     });

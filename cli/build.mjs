@@ -18,7 +18,9 @@ export async function buildCli() {
   const { build } = await import('esbuild');
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { inlet: 'cli/inlet.ts' },
+    // The backfill worker too: `backfill start` without --wait spawns it, and through tsx its start-up took
+    // seconds of compiling before the execution's record appeared.
+    entryPoints: { inlet: 'cli/inlet.ts', 'backfill-worker': 'cli/backfill-worker.ts' },
     bundle: true,
     splitting: true,
     format: 'esm',

@@ -79,6 +79,23 @@ type StateDefinition = {
 };
 type Definition = { States: Record<string, StateDefinition> };
 
+/**
+ * Definitions (JSON text) this process has validated. asl-validator builds and compiles its JSON schemas
+ * afresh on every call (~0.3 s of CPU), and a run starts an execution per continuation: each definition is
+ * checked once, its later executions start without it.
+ */
+const validated = new Set<string>();
+
+function stateMachineFor(definition: Definition): StateMachine {
+  const text = JSON.stringify(definition);
+  if (validated.has(text))
+    return new StateMachine(definition as never, { validationOptions: { noValidate: true } });
+  const machine = new StateMachine(definition as never, { validationOptions: { checkArn: false } });
+  // The validator fills in each state's default QueryLanguage: the same definition, as it now reads.
+  validated.add(text).add(JSON.stringify(definition));
+  return machine;
+}
+
 /** Every state, the Map's inner ones too (their names are unique across the machine, as ASL requires). */
 function allStates(definition: Definition): Array<[string, StateDefinition]> {
   return Object.entries(definition.States).flatMap(([name, state]) => {
@@ -199,7 +216,7 @@ export class LocalBackfill {
     handler: (task: BackfillTask) => Promise<unknown>,
     record: ExecutionRecord,
   ): Promise<ExecutionRecord> {
-    const machine = new StateMachine(definition as never, { validationOptions: { checkArn: false } });
+    const machine = stateMachineFor(definition);
     const taskResourceLocalHandlers: Record<string, (input: never) => Promise<unknown>> = {};
     const retryIntervalOverrides: Record<string, number> = {};
     for (const [stateName, state] of allStates(definition)) {

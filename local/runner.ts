@@ -24,6 +24,11 @@ export interface RunnerOptions {
   readonly region: string;
   /** JSON lines of the handlers' logs. */
   readonly logFile?: string;
+  /**
+   * How often `untilQuiet` checks (it wants two quiet checks in a row). Tests that wait for a few files
+   * at a time check more often; a terminal watching a drain needs no more than two a second. @default 500
+   */
+  readonly quietCheckMs?: number;
 }
 
 export interface QueueDepths {
@@ -218,7 +223,7 @@ export class LocalRunner {
     const deadline = Date.now() + timeoutMs;
     let quietChecks = 0;
     while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await new Promise((resolve) => setTimeout(resolve, this.options.quietCheckMs ?? 500));
       await onTick?.();
       if (await this.quiet()) {
         quietChecks += 1;

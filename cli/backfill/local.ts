@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { LocalBackfill, readExecutionRecord } from '../../local/backfill-executor.ts';
 import { projectRoot } from '../../local/paths.ts';
 import { backfillRecordsDir } from '../../local/state.ts';
@@ -8,6 +9,16 @@ import { MemoryMetrics } from '../../shared/metrics.ts';
 import { CliError } from '../errors.ts';
 import type { CliTarget } from '../target.ts';
 import { type Backfills, lastSegment, parseCause, type RunView, resumeHint } from './run-view.ts';
+
+/**
+ * How to start the background worker: bundled next to this code when the CLI runs from its bundle
+ * (cli/dist, built with the worker as a second entry), else its source through tsx.
+ */
+function workerCommand(): string[] {
+  const here = import.meta.url;
+  if (/\/cli\/dist\/[^/]+\.js$/.test(here)) return [fileURLToPath(new URL('./backfill-worker.js', here))];
+  return ['--import', 'tsx', join(projectRoot, 'cli', 'backfill-worker.ts')];
+}
 
 function alive(pid: number): boolean {
   try {
@@ -28,11 +39,12 @@ export class LocalBackfills implements Backfills {
 
   async start(input: Record<string, unknown>, name: string, wait: boolean): Promise<string> {
     if (!wait) {
-      const worker = spawn(
-        process.execPath,
-        ['--import', 'tsx', join(projectRoot, 'cli', 'backfill-worker.ts'), name, JSON.stringify(input)],
-        { cwd: projectRoot, detached: true, stdio: 'ignore', env: process.env },
-      );
+      const worker = spawn(process.execPath, [...workerCommand(), name, JSON.stringify(input)], {
+        cwd: projectRoot,
+        detached: true,
+        stdio: 'ignore',
+        env: process.env,
+      });
       worker.unref();
       // The worker writes the record when the execution starts; wait for it, so `status` finds it.
       for (let i = 0; i < 300 && !readExecutionRecord(backfillRecordsDir, name); i++)

@@ -3,6 +3,7 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/clien
 import { beforeAll, describe, expect, it } from 'vitest';
 import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
 import { LocalBackfill } from '../../local/backfill-executor.ts';
+import { queueDepth } from '../../shared/aws/queues.ts';
 import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 import { S3ObjectLister } from '../../shared/backfill/s3-lister.ts';
@@ -18,15 +19,21 @@ import { createPipelineResources, type PipelineResources } from '../support/reso
 const clients = testClients();
 const target = testTarget();
 
-/** Every record on the queue, drained: the keys the backfill enqueued, with how often. */
+/**
+ * Every record on the queue, drained: the keys the backfill enqueued, with how often. Called once the run
+ * is over, so nothing more arrives: drained when the queue holds nothing, waiting or in flight. An empty
+ * receive alone proves nothing (a short poll samples some of SQS's servers), and waiting out long polls
+ * until two come back empty cost two seconds a run.
+ */
 async function drainKeys(queueUrl: string): Promise<Map<string, number>> {
   const keys = new Map<string, number>();
-  for (let empty = 0; empty < 2; ) {
+  for (;;) {
     const { Messages = [] } = await clients.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
     );
     if (Messages.length === 0) {
-      empty += 1;
+      const { visible, inFlight } = await queueDepth(clients.sqs, queueUrl);
+      if (visible === 0 && inFlight === 0) return keys;
       continue;
     }
     for (const m of Messages) {
@@ -40,7 +47,6 @@ async function drainKeys(queueUrl: string): Promise<Map<string, number>> {
       }),
     );
   }
-  return keys;
 }
 
 /** The fixture's report: all versions, so older versions and delete markers are in it too. */

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,31 +43,37 @@ const cliEnv = () => {
 };
 const bin = join(projectRoot, 'cli', 'bin.mjs');
 
+/** A child process's outcome; asynchronous, so a test's calls (each mostly the CLI's start-up) overlap. */
+function run(file: string, args: string[]) {
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(file, args, { cwd: projectRoot, env: cliEnv(), encoding: 'utf8' }, (error, stdout, stderr) =>
+      resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
 /** `inlet ARGS` with stdout on a pipe (what a script sees). */
 function inlet(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], {
-    cwd: projectRoot,
-    env: cliEnv(),
-    encoding: 'utf8',
-  });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  return run(process.execPath, [bin, ...args]);
 }
 
 /** `inlet ARGS` in a pseudo-terminal `columns` wide (what a person sees); stdout and stderr merged. */
-function inletTty(columns: number, ...args: string[]): string {
+async function inletTty(columns: number, ...args: string[]): Promise<string> {
   const command = `stty cols ${columns} rows 50; '${process.execPath}' '${bin}' ${args.join(' ')}`;
-  const r = spawnSync('script', ['-q', '-e', '-c', command, '/dev/null'], {
-    cwd: projectRoot,
-    env: cliEnv(),
-    encoding: 'utf8',
-  });
+  const r = await run('script', ['-q', '-e', '-c', command, '/dev/null']);
   expect(r.status, r.stdout + r.stderr).toBe(0);
   return r.stdout.replace(/\r/g, '');
 }
 
 beforeAll(async () => {
   if (target.kind !== 'emulator') return;
-  stack = await withTemp(() => bringUpLocalStack(clients, { 'inlet:stackName': uniqueName('InletCli') }));
+  stack = await withTemp(() =>
+    bringUpLocalStack(clients, {
+      'inlet:stackName': uniqueName('InletCli'),
+      // Batches of 10 need no batching window: the one file is claimed at once, not a window later.
+      'inlet:batchSize': 10,
+    }),
+  );
   const o = stack.outputs;
   mkdirSync(state, { recursive: true });
   writeFileSync(join(state, 'local.json'), JSON.stringify(localConfigOf(stack, endpoint, 'us-east-1')));
@@ -82,7 +88,7 @@ beforeAll(async () => {
   await clients.sqs.send(
     new SendMessageCommand({ QueueUrl: o[OUTPUTS.ingestQueueUrl], MessageBody: LONG_BODY }),
   );
-  const runner = new LocalRunner({ clients, stack, endpoint, region: 'us-east-1' });
+  const runner = new LocalRunner({ clients, stack, endpoint, region: 'us-east-1', quietCheckMs: 100 });
   runner.start();
   try {
     await runner.untilQuiet(undefined, 90_000);
@@ -97,11 +103,13 @@ afterAll(() => {
 });
 
 describe.skipIf(target.kind !== 'emulator')('inlet output against a local pipeline', () => {
-  it('status: sizes in KiB and the last commit as a relative time for a person; exact values in --json', () => {
-    const human = inletTty(100, 'status');
+  it('status: sizes in KiB and the last commit as a relative time for a person; exact values in --json', async () => {
+    const [human, { status, stdout, stderr }] = await Promise.all([
+      inletTty(100, 'status'),
+      inlet('--json', 'status'),
+    ]);
     expect(human).toMatch(/orders: head v1, 1 files, 3\.0 KiB, last commit (just now|\d+ s ago|\d+ min ago)/);
 
-    const { status, stdout, stderr } = inlet('--json', 'status');
     expect(status, stderr).toBe(0);
     const json = JSON.parse(stdout);
     const orders = json.tables.find((t: { name: string }) => t.name === 'orders');
@@ -111,23 +119,25 @@ describe.skipIf(target.kind !== 'emulator')('inlet output against a local pipeli
     expect(stderr).not.toMatch(/NodeVersionSupportWarning/);
   });
 
-  it('quarantine: the table fits the terminal, the full body is in --json', () => {
-    const lines = inletTty(60, 'quarantine').split('\n').filter(Boolean);
+  it('quarantine: the table fits the terminal, the full body is in --json', async () => {
+    const [tty, { stdout }] = await Promise.all([inletTty(60, 'quarantine'), inlet('--json', 'quarantine')]);
+    const lines = tty.split('\n').filter(Boolean);
     const table = lines.filter((l) => !/is end-of-life/.test(l));
     expect(table[0]).toMatch(/^id\s+sentAt\s+reason\s+body/);
     for (const line of table) expect(line.length).toBeLessThanOrEqual(60);
     expect(table.some((l) => l.endsWith('…'))).toBe(true);
 
-    const { stdout } = inlet('--json', 'quarantine');
     const entries = JSON.parse(stdout) as Array<{ body: string; sentAt: string }>;
     expect(entries.map((e) => e.body)).toContain(LONG_BODY);
   });
 
-  it('manifests: sizes and times readable in the table, exact in --json', () => {
-    expect(inletTty(200, 'manifests', '--table', 'orders')).toMatch(
-      /orders\s+1\s+(just now|\d+ s ago|\d+ min ago)\s+1\s+3\.0 KiB/,
-    );
-    const [manifest] = JSON.parse(inlet('--json', 'manifests', '--table', 'orders').stdout);
+  it('manifests: sizes and times readable in the table, exact in --json', async () => {
+    const [tty, json] = await Promise.all([
+      inletTty(200, 'manifests', '--table', 'orders'),
+      inlet('--json', 'manifests', '--table', 'orders'),
+    ]);
+    expect(tty).toMatch(/orders\s+1\s+(just now|\d+ s ago|\d+ min ago)\s+1\s+3\.0 KiB/);
+    const [manifest] = JSON.parse(json.stdout);
     expect(manifest.bytes).toBeGreaterThan(3 * 1024);
   });
 
