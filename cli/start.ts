@@ -1,40 +1,31 @@
 // `npm start`: the whole pipeline on this machine, against the local emulator, with the real handlers.
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
-import { type DemoPlan, runDemo } from '../local/demo.ts';
-import { bringUpLocalStack, LOCAL_TIMEOUT_SECONDS, localTimings } from '../local/local-stack.ts';
-import { LocalRunner } from '../local/runner.ts';
-import { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig } from '../local/state.ts';
-import {
-  bronzeSummary,
-  committedFiles,
-  committedTotals,
-  liveLine,
-  recentDays,
-  withBronzeFields,
-} from '../local/summary.ts';
-import { createClients } from '../shared/aws/clients.ts';
-import { DEFAULT_EMULATOR_REGION, emulatorTarget } from '../shared/aws/target.ts';
-import { configFromEnv } from '../shared/config.ts';
-import { OUTPUTS } from '../shared/names.ts';
+import type { DemoPlan } from '../local/demo.ts';
+import { LOCAL_TIMEOUT_SECONDS, localTimings } from '../local/timings.ts';
 import { sayNodeSupport } from './node-support.ts';
+
+/** A commander parser for a whole number in [min, max]; anything else is refused before anything starts. */
+function wholeNumber(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
+    return n;
+  };
+}
 
 const program = new Command('npm start --')
   .description('Run the Inlet pipeline locally: emulator, resources from the CDK stack, the real handlers.')
   .option('--demo', 'upload demo files (duplicates, awkward keys, temp files) and a few bad messages')
   .option('--available-now', 'ingest until nothing is pending, print a JSON summary as the last line, exit')
   .option('--endpoint <url>', 'use an emulator that is already running (default: a background one, reused)')
-  .option('--files-per-table <n>', 'demo files per table', (v) => Number.parseInt(v, 10), 20)
+  .option('--files-per-table <n>', 'demo files per table', wholeNumber(1, 10_000), 20)
   .option('--stack-name <name>', 'stack name in the emulator (default: cdk.json inlet:stackName)')
   .option(
     '--timeout-seconds <n>',
     'function timeout; a killed run is picked up after 6x (queue visibility, set when the stack is created) and its claims after 2x (lease)',
-    (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1 || n > 900)
-        throw new InvalidArgumentError('an integer from 1 to 900');
-      return n;
-    },
+    wholeNumber(1, 900),
     LOCAL_TIMEOUT_SECONDS,
   )
   .option('--no-view', 'no live status line')
@@ -48,6 +39,30 @@ const opts = program.opts<{
   stackName?: string;
   timeoutSeconds: number;
 }>();
+
+// The rest is imported once the flags are known good: a typo or `--help` answers without loading the SDK,
+// the handlers and the emulator plumbing.
+const [
+  { runDemo },
+  { bringUpLocalStack },
+  { LocalRunner },
+  { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig },
+  { bronzeSummary, committedFiles, committedTotals, liveLine, recentDays, withBronzeFields },
+  { createClients },
+  { DEFAULT_EMULATOR_REGION, emulatorTarget },
+  { configFromEnv },
+  { OUTPUTS },
+] = await Promise.all([
+  import('../local/demo.ts'),
+  import('../local/local-stack.ts'),
+  import('../local/runner.ts'),
+  import('../local/state.ts'),
+  import('../local/summary.ts'),
+  import('../shared/aws/clients.ts'),
+  import('../shared/aws/target.ts'),
+  import('../shared/config.ts'),
+  import('../shared/names.ts'),
+]);
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
 sayNodeSupport('[inlet] ');

@@ -99,3 +99,30 @@ describe('inlet at the terminal', () => {
       expect(statSync(join(projectRoot, input)).mtimeMs).toBeLessThanOrEqual(stamp.builtAt);
   });
 });
+
+describe('npm start at the terminal', () => {
+  // An unreachable endpoint, so a flag that slipped through fails on the network instead of starting a
+  // background emulator from a unit test.
+  const start = (...args: string[]) =>
+    spawnSync(
+      join(projectRoot, 'node_modules', '.bin', 'tsx'),
+      [join(projectRoot, 'cli', 'start.ts'), '--endpoint', 'http://127.0.0.1:9', ...args],
+      {
+        cwd: projectRoot,
+        env: { ...process.env, INLET_STATE_DIR: state },
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+
+  it.each([
+    ['--timeout-seconds', '0', 'an integer from 1 to 900'],
+    ['--timeout-seconds', '1.5', 'an integer from 1 to 900'],
+    ['--files-per-table', 'ten', 'an integer from 1 to 10000'],
+  ])('refuses %s %s before anything starts', (flag, value, rule) => {
+    const run = start(flag, value);
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe(`error: option '${flag} <n>' argument '${value}' is invalid. ${rule}`);
+    expect(run.stderr).not.toMatch(/emulator/);
+  });
+});
