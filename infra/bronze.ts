@@ -9,12 +9,21 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import {
+  ContextAttribute,
+  Schedule,
+  ScheduleExpression,
+  ScheduleGroup,
+  ScheduleTargetInput,
+} from 'aws-cdk-lib/aws-scheduler';
+import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
 import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import type { PipelineConfig } from '../shared/config.ts';
+import { tableKey } from '../shared/ledger/keys.ts';
 import { projectRoot } from '../shared/project-root.ts';
 import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
@@ -107,6 +116,8 @@ export class BronzeSink extends Construct {
       });
     }
 
+    this.scheduleNudges(bronzeTables);
+
     const wildcards: string[] = [];
     const allow = (actions: string[], resources: string[], conditions?: Record<string, unknown>) => {
       wildcards.push(...resources.filter((r) => r.endsWith('*')));
@@ -115,6 +126,10 @@ export class BronzeSink extends Construct {
     // The cursor items only: the sink never touches the protocol's FILE/BATCH/TABLE items.
     allow(['dynamodb:GetItem', 'dynamodb:PutItem'], [state.ledger.tableArn], {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [sinkCursorKey('*').pk] },
+    });
+    // The table's committed head, read for the lag metric when a run stops short; never written.
+    allow(['dynamodb:GetItem'], [state.ledger.tableArn], {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [tableKey('*').pk] },
     });
     allow(
       ['s3:GetObject'],
@@ -171,6 +186,38 @@ export class BronzeSink extends Construct {
       id: 'AwsSolutions-SQS3',
       reason: 'It is the dead-letter queue of the sink queue and of its EventBridge rules.',
     });
+  }
+
+  /**
+   * A sink run only starts when a message for its table arrives: a commit's event or the sink's own nudge. If
+   * the last of those is lost (dead-lettered, or the rule's delivery failed), the Delta table stays behind the
+   * manifests, and cleanSource waits, until the table's next commit, which on an idle table may never come.
+   * So each bronze table is also nudged on a schedule (EventBridge Scheduler, which AWS recommends over
+   * scheduled rules), into the same FIFO group as its events. The body carries the scheduled time: each firing
+   * is its own message under the queue's content-based deduplication, and a retried send of one firing (same
+   * body) is dropped as SQS drops any duplicate within 5 minutes.
+   */
+  private scheduleNudges(tables: PipelineConfig['tables']): void {
+    const scheduled = tables.flatMap((t) =>
+      t.bronze && t.bronze.nudgeEveryMinutes > 0 ? [{ name: t.name, every: t.bronze.nudgeEveryMinutes }] : [],
+    );
+    if (scheduled.length === 0) return;
+    // Its own group: the role the schedules assume trusts this group only, not the account's default one.
+    const group = new ScheduleGroup(this, 'NudgeSchedules');
+    for (const { name, every } of scheduled) {
+      new Schedule(this, `Nudge-${name}`, {
+        scheduleGroup: group,
+        schedule: ScheduleExpression.rate(Duration.minutes(every)),
+        description: `Nudges the bronze sink of table ${name} so an idle table catches up and cleans`,
+        target: new SqsSendMessage(this.queue, {
+          messageGroupId: name,
+          input: ScheduleTargetInput.fromObject({ table: name, scheduledAt: ContextAttribute.scheduledTime }),
+          // A nudge older than the next one is worth nothing: the next firing replaces it.
+          maxEventAge: Duration.minutes(every),
+          retryAttempts: 3,
+        }),
+      });
+    }
   }
 }
 

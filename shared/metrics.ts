@@ -37,6 +37,21 @@ export const METRIC = {
   sweepErrors: 'SweepTableErrors',
   /** Stale batches the sweeper found but left for its next run (per-run cap or time budget). */
   sweepDeferred: 'SweepDeferred',
+  /** Bronze sink (docs/bronze.md): manifest versions it wrote as Delta commits (cursor advanced). */
+  sinkVersions: 'SinkVersionsWritten',
+  sinkRows: 'SinkRowsWritten',
+  /** Rows with something in `_rescued_data` (a misfit value, a new column kept out, an unparsable record). */
+  sinkRescued: 'SinkRowsRescued',
+  sinkDataFiles: 'SinkDataFilesWritten',
+  /** Bytes of Parquet data files (a Count: the MetricsSink has no byte unit). */
+  sinkDataBytes: 'SinkDataBytesWritten',
+  /** cleanSource: landing files deleted or moved, and those left in place (over 5 GB, not movable). */
+  sinkFilesCleaned: 'SinkSourceFilesCleaned',
+  sinkFilesLeft: 'SinkSourceFilesLeft',
+  /** Committed manifest versions not yet in the Delta table after a run (0 when it caught up). */
+  sinkBehind: 'SinkVersionsBehind',
+  /** Sink runs that failed (the message is retried, then dead-lettered). */
+  sinkErrors: 'SinkErrors',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

@@ -17,6 +17,13 @@ export const SYSTEM_COLUMNS: readonly string[] = [
 /** Small enough that a file being built (held in memory, doubling buffer) fits a 128 MB Lambda. */
 export const DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * How often an idle table's sink is nudged by schedule: a lost last trigger or a file past its cleanSource
+ * retention waits at most this long, not until the table's next commit. A nudge on a table that is up to
+ * date reads its cursor and one absent manifest, and writes nothing.
+ */
+export const DEFAULT_NUDGE_EVERY_MINUTES = 15;
+
 /** Delta Lake's own default `delta.checkpointInterval`: a reader replays at most this many JSON commits. */
 export const DEFAULT_CHECKPOINT_INTERVAL = 100;
 
@@ -100,6 +107,16 @@ export const bronzeConfigSchema = z
     ),
     /** Off unless set: landing files stay where they are. */
     cleanSource: z.optional(cleanSourceSchema),
+    /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */
+    nudgeEveryMinutes: z._default(
+      z
+        .int('nudgeEveryMinutes must be a whole number of minutes')
+        .check(
+          z.gte(0, 'nudgeEveryMinutes must be 0 (off) or more'),
+          z.lte(1440, 'nudgeEveryMinutes must be at most 1440 (a day)'),
+        ),
+      DEFAULT_NUDGE_EVERY_MINUTES,
+    ),
   })
   .check(
     z.superRefine((value, ctx) => {

@@ -108,6 +108,8 @@ export interface CommitSummary {
   readonly rows: number;
   readonly rescued: number;
   readonly files: number;
+  /** Bytes of the data files it adds. */
+  readonly bytes: number;
 }
 
 export function parseCommit(table: string, text: string): CommitSummary {
@@ -116,23 +118,25 @@ export function parseCommit(table: string, text: string): CommitSummary {
   let rows = 0;
   let rescued = 0;
   let files = 0;
+  let bytes = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     const action = JSON.parse(line) as {
       txn?: { appId: string; version: number };
       metaData?: { schemaString: string };
-      add?: { stats?: string };
+      add?: { stats?: string; size?: number };
       commitInfo?: { inlet?: { rescuedRows?: number } };
     };
     if (action.txn?.appId === sinkAppId(table)) manifestVersion = action.txn.version;
     if (action.metaData) schema = fromDeltaSchemaString(action.metaData.schemaString);
     if (action.add) {
       files += 1;
+      bytes += action.add.size ?? 0;
       rows += action.add.stats
         ? ((JSON.parse(action.add.stats) as { numRecords?: number }).numRecords ?? 0)
         : 0;
     }
     if (action.commitInfo?.inlet?.rescuedRows) rescued += action.commitInfo.inlet.rescuedRows;
   }
-  return { manifestVersion, schema, rows, rescued, files };
+  return { manifestVersion, schema, rows, rescued, files, bytes };
 }

@@ -1,7 +1,8 @@
 import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { classifyAwsError } from '../errors.ts';
-import type { SinkCursor, SinkCursorStore } from './ports.ts';
+import { tableKey } from '../ledger/keys.ts';
+import type { ManifestHeads, SinkCursor, SinkCursorStore } from './ports.ts';
 import type { TableSchema } from './schema.ts';
 
 /** `SINK#<table>`: the bronze sink's cursor, in the ledger table beside `TABLE#<table>`. */
@@ -9,7 +10,7 @@ export const sinkCursorKey = (table: string) => ({ pk: `SINK#${table}`, sk: 'S' 
 /** cleanSource's cursor: its own item, so the sink's full-item put of `S` never overwrites it. */
 export const cleanCursorKey = (table: string) => ({ pk: `SINK#${table}`, sk: 'C' });
 
-export class DynamoDbSinkCursorStore implements SinkCursorStore {
+export class DynamoDbSinkCursorStore implements SinkCursorStore, ManifestHeads {
   private readonly doc: DynamoDBDocumentClient;
   private readonly tableName: string;
 
@@ -35,6 +36,23 @@ export class DynamoDbSinkCursorStore implements SinkCursorStore {
       };
     } catch (error) {
       throw classifyAwsError('read sink cursor', error);
+    }
+  }
+
+  /** The ledger's `TABLE#<table>` head: a read of the protocol's item, which the sink never writes. */
+  async committedHead(table: string): Promise<number> {
+    try {
+      const { Item } = await this.doc.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: tableKey(table),
+          ProjectionExpression: '#head',
+          ExpressionAttributeNames: { '#head': 'head' },
+        }),
+      );
+      return (Item?.head as number | undefined) ?? 0;
+    } catch (error) {
+      throw classifyAwsError('read table head', error);
     }
   }
 

@@ -65,3 +65,9 @@ export interface LandingCleaner {
     to: { readonly bucket: string; readonly prefix: string },
   ): Promise<'moved' | 'gone' | 'tooLarge'>;
 }
+
+/** How far the table's manifests go: the sink's lag is measured against it. */
+export interface ManifestHeads {
+  /** The table's last committed manifest version (0 before the first). */
+  committedHead(table: string): Promise<number>;
+}

@@ -1,12 +1,15 @@
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { trackAttempts } from '../aws/attempts.ts';
+import { PowertoolsMetrics } from '../aws/powertools-metrics.ts';
 import { powertoolsLog } from '../aws/runtime.ts';
 import { clientConfig, targetFromEnv } from '../aws/target.ts';
 import { configFromEnv, requiredEnv } from '../config.ts';
 import type { Log } from '../log.ts';
-import { SERVICE } from '../names.ts';
+import type { MetricsSink } from '../metrics.ts';
+import { METRICS_NAMESPACE, SERVICE } from '../names.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import type { SinkDeps } from '../usecases/sink.ts';
 import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
@@ -14,15 +17,15 @@ import { S3DeltaStore, S3SourceObjects } from './s3-delta-store.ts';
 import { S3LandingCleaner } from './s3-landing-cleaner.ts';
 import { type SinkNudger, SqsSinkNudger } from './sink-queue.ts';
 
-export type SinkRuntime = SinkDeps & { readonly nudger: SinkNudger };
+export type SinkRuntime = SinkDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink };
 
 /**
  * The sink function's dependencies from its environment, built once per container. Only S3, DynamoDB and
- * SQS clients: the sink publishes no events.
+ * SQS clients: the sink publishes no events (its metrics are EMF log lines, no API call).
  */
 export function sinkRuntimeFromEnv(
   env: NodeJS.ProcessEnv = process.env,
-  overrides: { readonly log?: Log; readonly nudger?: SinkNudger } = {},
+  overrides: { readonly log?: Log; readonly nudger?: SinkNudger; readonly metrics?: MetricsSink } = {},
 ): SinkRuntime {
   const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
   const s3 = new S3Client(aws);
@@ -31,18 +34,28 @@ export function sinkRuntimeFromEnv(
   for (const client of [s3, dynamodb, sqs]) trackAttempts(client);
   const manifestBucket = requiredEnv(env, 'INLET_MANIFEST_BUCKET');
   const log: Log = overrides.log ?? powertoolsLog(SERVICE.sink);
+  const cursors = new DynamoDbSinkCursorStore({
+    client: dynamodb,
+    tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
+  });
   return {
     config: configFromEnv(env),
     store: new S3BatchStore({ client: s3, bucket: manifestBucket }),
     sources: new S3SourceObjects(s3),
     deltaAt: (bucket, prefix) => new S3DeltaStore(s3, bucket, prefix),
-    cursors: new DynamoDbSinkCursorStore({
-      client: dynamodb,
-      tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
-    }),
+    cursors,
+    heads: cursors,
     cleaner: new S3LandingCleaner(s3),
     manifestBucket,
     log,
+    metrics:
+      overrides.metrics ??
+      new PowertoolsMetrics(
+        new Metrics({
+          namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
+          serviceName: SERVICE.sink,
+        }),
+      ),
     now: Date.now,
     nudger:
       overrides.nudger ??

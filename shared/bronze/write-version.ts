@@ -28,6 +28,8 @@ export interface WriteVersionResult {
   readonly rows: number;
   readonly rescued: number;
   readonly files: number;
+  /** Bytes of the data files the commit adds. */
+  readonly bytes: number;
 }
 
 const sourceUrl = (ref: ObjectRef) => `s3://${ref.bucket}/${ref.key}`;
@@ -133,6 +135,7 @@ export async function writeVersion(
     rows: written.reduce((sum, f) => sum + f.rows, 0),
     rescued: written.reduce((sum, f) => sum + f.rescued, 0),
     files: written.length,
+    bytes: written.reduce((sum, f) => sum + f.size, 0),
   };
 }
 
@@ -149,5 +152,6 @@ function fromExisting(input: WriteVersionInput, deltaVersion: number, text: stri
     rows: summary.rows,
     rescued: summary.rescued,
     files: summary.files,
+    bytes: summary.bytes,
   };
 }

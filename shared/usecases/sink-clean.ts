@@ -13,13 +13,22 @@ export interface CleanSourceDeps {
   readonly now: () => number;
 }
 
+export interface CleanResult {
+  /** Manifest versions whose files were cleaned, in order. */
+  readonly versions: number[];
+  /** Landing files deleted or moved (a file already gone counts: a replay after a crash finds it so). */
+  readonly files: number;
+  /** Files left in place: over 5 GB, too large for one CopyObject. */
+  readonly left: number;
+}
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * cleanSource (docs/bronze.md): the landing files of manifest versions already in the Delta table (up to
  * `inDeltaThrough`) and committed at least `retentionDays` ago, deleted or moved, in version order, with
  * the clean cursor advanced after each version. Every step repeats safely, so a crash re-cleans at most one
- * version. Returns the manifest versions cleaned.
+ * version.
  */
 export async function cleanSource(
   deps: CleanSourceDeps,
@@ -27,8 +36,10 @@ export async function cleanSource(
   config: CleanSourceConfig,
   inDeltaThrough: number,
   deadline: number,
-): Promise<number[]> {
+): Promise<CleanResult> {
   const cleaned: number[] = [];
+  let files = 0;
+  let left = 0;
   let through = await deps.cursors.getCleaned(table);
   const to = config.moveTo ? parseS3Url(config.moveTo) : undefined;
   for await (const manifest of tailVersions(deps.store, table, through + 1)) {
@@ -40,9 +51,12 @@ export async function cleanSource(
     for (const file of manifest.files) {
       if (config.action === 'delete' || !to) {
         await deps.cleaner.remove(file);
+        files += 1;
         continue;
       }
       const result = await deps.cleaner.move(file, to);
+      if (result !== 'tooLarge') files += 1;
+      else left += 1;
       if (result === 'tooLarge')
         deps.log.warn('cleanSource left a file over 5 GB in place (one CopyObject cannot move it)', {
           table,
@@ -58,5 +72,5 @@ export async function cleanSource(
     cleaned.push(manifest.version);
   }
   if (cleaned.length > 0) deps.log.info('cleanSource cleaned landing files', { table, versions: cleaned });
-  return cleaned;
+  return { versions: cleaned, files, left };
 }

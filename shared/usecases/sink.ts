@@ -2,6 +2,7 @@ import { type BronzeConfig, bronzeLocation } from '../bronze/config.ts';
 import type {
   DeltaStore,
   LandingCleaner,
+  ManifestHeads,
   SinkCursor,
   SinkCursorStore,
   SourceObjects,
@@ -12,7 +13,7 @@ import type { PipelineConfig } from '../config.ts';
 import { InletError } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { BatchStore } from '../storage/batch-store.ts';
-import { cleanSource } from './sink-clean.ts';
+import { type CleanResult, cleanSource } from './sink-clean.ts';
 import { tailVersions } from './sink-tail.ts';
 
 export interface SinkDeps {
@@ -26,6 +27,8 @@ export interface SinkDeps {
   /** Needed only by tables with `cleanSource`. */
   readonly cleaner?: LandingCleaner;
   readonly manifestBucket: string;
+  /** For the lag of a run that stopped short; without it only a caught-up run reports its lag (0). */
+  readonly heads?: ManifestHeads;
   readonly log: Log;
   /** epoch ms */
   readonly now: () => number;
@@ -40,6 +43,20 @@ export interface SinkOutcome {
   /** Manifest versions whose landing files cleanSource deleted or moved in this call. */
   readonly cleaned?: readonly number[];
   readonly cursor: SinkCursor;
+  /** What the versions in `written` added to the table. */
+  readonly added: Added;
+  /** Landing files cleanSource deleted or moved, and those it left (too large to move). */
+  readonly cleanedFiles: number;
+  readonly filesLeft: number;
+  /** Committed manifest versions not in the Delta table when the call returned; undefined if unknown. */
+  readonly behind: number | undefined;
+}
+
+export interface Added {
+  readonly rows: number;
+  readonly rescued: number;
+  readonly dataFiles: number;
+  readonly dataBytes: number;
 }
 
 /**
@@ -58,16 +75,52 @@ export class SinkTable {
 
   /** Writes every committed version past the cursor, until caught up or `deadline` (epoch ms) passes. */
   async catchUp(table: string, deadline: number): Promise<SinkOutcome> {
-    const { deps } = this;
+    const written: number[] = [];
+    const added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0 };
     const config = this.bronzeOf(table);
+    for (;;) {
+      const run = await this.writeFromCursor(table, config, deadline, written, added);
+      if (run.kind === 'moved') continue;
+      const { cursor } = run;
+      if (run.kind === 'stopped') {
+        const behind = await this.behind(table, cursor);
+        return { table, written, caughtUp: false, cursor, added, cleanedFiles: 0, filesLeft: 0, behind };
+      }
+      const clean = await this.clean(table, config, cursor, deadline);
+      return {
+        table,
+        written,
+        caughtUp: true,
+        cursor,
+        added,
+        cleaned: clean.versions,
+        cleanedFiles: clean.files,
+        filesLeft: clean.left,
+        // The tail ended at the first absent manifest: nothing committed was left behind.
+        behind: 0,
+      };
+    }
+  }
+
+  /**
+   * From the cursor on, appending to `written` and `added`; `moved` when another run advanced the cursor
+   * first (an overlapping redelivery), so the caller re-reads it and goes on.
+   */
+  private async writeFromCursor(
+    table: string,
+    config: BronzeConfig,
+    deadline: number,
+    written: number[],
+    added: { rows: number; rescued: number; dataFiles: number; dataBytes: number },
+  ): Promise<{ kind: 'caughtUp' | 'stopped'; cursor: SinkCursor } | { kind: 'moved' }> {
+    const { deps } = this;
     const { bucket, prefix } = bronzeLocation(table, config, deps.manifestBucket);
     const delta = deps.deltaAt(bucket, prefix);
     const location = `s3://${bucket}/${prefix}`;
-    const written: number[] = [];
     let cursor = await deps.cursors.get(table);
     // Manifest version v is Delta version v-1: the cursor's next Delta version is manifest version +2.
     for await (const manifest of tailVersions(deps.store, table, cursor.deltaVersion + 2)) {
-      if (deps.now() >= deadline) return { table, written, caughtUp: false, cursor };
+      if (deps.now() >= deadline) return { kind: 'stopped', cursor };
       const result = await writeVersion(
         { sources: deps.sources, delta },
         { table, location, config, manifest, schema: cursor.schema },
@@ -85,26 +138,37 @@ export class SinkTable {
         rescued: cursor.rescued + result.rescued,
       };
       if (!(await deps.cursors.advance(cursor, next))) {
-        // Another sink run moved the cursor (overlapping redelivery): continue from where it is.
         deps.log.warn('sink cursor moved under us; re-reading', { table, deltaVersion: result.deltaVersion });
-        return this.catchUp(table, deadline);
+        return { kind: 'moved' };
       }
       deps.log.info('bronze version written', { table, ...result, schema: undefined, location });
+      // Counted once the cursor moved: what this run added to the table, as the cursor's totals count it.
       written.push(result.deltaVersion);
+      added.rows += result.rows;
+      added.rescued += result.rescued;
+      added.dataFiles += result.files;
+      added.dataBytes += result.bytes;
       cursor = next;
     }
-    return {
-      table,
-      written,
-      caughtUp: true,
-      cursor,
-      cleaned: await this.clean(table, config, cursor, deadline),
-    };
+    return { kind: 'caughtUp', cursor };
+  }
+
+  /** Versions committed but not yet in the Delta table (manifest version = Delta version + 1). */
+  private async behind(table: string, cursor: SinkCursor): Promise<number | undefined> {
+    if (!this.deps.heads) return undefined;
+    // At least the manifest the run stopped at, even if the ledger's head has not moved past it yet (the
+    // manifest is written before the commit transaction that moves the head).
+    return Math.max(1, (await this.deps.heads.committedHead(table)) - (cursor.deltaVersion + 1));
   }
 
   /** After catching up, so "in the Delta table" is as recent as it gets (manifest version = Delta + 1). */
-  private async clean(table: string, config: BronzeConfig, cursor: SinkCursor, deadline: number) {
-    if (!config.cleanSource) return [];
+  private async clean(
+    table: string,
+    config: BronzeConfig,
+    cursor: SinkCursor,
+    deadline: number,
+  ): Promise<CleanResult> {
+    if (!config.cleanSource) return { versions: [], files: 0, left: 0 };
     const { cleaner } = this.deps;
     if (!cleaner)
       throw new InletError(`table ${table} has cleanSource but the sink has no cleaner`, {

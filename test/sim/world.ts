@@ -170,6 +170,7 @@ export class World {
       cursors,
       manifestBucket: MANIFEST_BUCKET,
       nudger: new SimSinkNudger({ ...ctx, queue: this.sinkQueue }),
+      metrics,
     };
   }
 

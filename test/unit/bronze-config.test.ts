@@ -15,6 +15,7 @@ describe('bronze table config', () => {
       evolution: 'addNewColumns',
       maxFileBytes: 32 * 1024 * 1024,
       checkpointInterval: 100,
+      nudgeEveryMinutes: 15,
     });
   });
 
@@ -59,6 +60,16 @@ describe('bronze table config', () => {
     expect(interval(10)).toBe(10);
     for (const bad of [0, 2.5, 10_001, '10'])
       expect(() => interval(bad)).toThrow(/tables\.0\.bronze\.checkpointInterval/);
+  });
+
+  it('takes a nudge schedule of whole minutes up to a day, 0 for none', () => {
+    const every = (nudgeEveryMinutes: unknown) =>
+      parsePipelineConfig({ tables: [{ name: 'o', bronze: { format: 'csv', nudgeEveryMinutes } }] }).tables[0]
+        ?.bronze?.nudgeEveryMinutes;
+    expect(every(0)).toBe(0);
+    expect(every(60)).toBe(60);
+    for (const bad of [-1, 1.5, 1441, '15'])
+      expect(() => every(bad)).toThrow(/tables\.0\.bronze\.nudgeEveryMinutes/);
   });
 
   it('rejects a hint on a column the sink adds', () => {

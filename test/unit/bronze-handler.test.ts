@@ -4,6 +4,7 @@ import { parsePipelineConfig } from '../../shared/config.ts';
 import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
 
 function sqsEvent(bodies: readonly string[]): SQSEvent {
@@ -48,6 +49,7 @@ function setup(now: () => number = () => 0) {
     log: silentLog,
     now,
     nudger: { nudge: async (table, after) => void nudges.push([table, after]) },
+    metrics: new MemoryMetrics(),
   });
   return { handler, delta, cursors, nudges };
 }

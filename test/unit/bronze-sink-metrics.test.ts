@@ -1,0 +1,183 @@
+import type { SQSEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import type { LandingCleaner, SinkCursor } from '../../shared/bronze/ports.ts';
+import { parsePipelineConfig } from '../../shared/config.ts';
+import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
+import { silentLog } from '../../shared/log.ts';
+import type { Manifest } from '../../shared/manifest.ts';
+import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
+import type { ObjectRef } from '../../shared/model.ts';
+import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
+
+function sqsEvent(body: string, messageId = 'm0'): SQSEvent {
+  return {
+    Records: [
+      {
+        messageId,
+        receiptHandle: 'r',
+        body,
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: '0',
+          SenderId: 'x',
+          ApproximateFirstReceiveTimestamp: '0',
+          MessageGroupId: 't',
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo',
+        awsRegion: 'us-east-1',
+      },
+    ],
+  };
+}
+
+/** The body EventBridge Scheduler sends (infra/bronze.ts): the table and the firing's scheduled time. */
+const scheduled = (at: string) => sqsEvent(JSON.stringify({ table: 't', scheduledAt: at }), `s-${at}`);
+
+/** Every call the sink makes on its ports, counted, so "costs nothing" is a number a test can check. */
+class CountingCursors extends MemoryCursors {
+  gets = 0;
+  writes = 0;
+  override async get(table: string): Promise<SinkCursor> {
+    this.gets += 1;
+    return super.get(table);
+  }
+  override async advance(from: SinkCursor, to: SinkCursor): Promise<boolean> {
+    this.writes += 1;
+    return super.advance(from, to);
+  }
+  override async advanceCleaned(table: string, from: number, to: number): Promise<boolean> {
+    this.writes += 1;
+    return super.advanceCleaned(table, from, to);
+  }
+}
+
+/** Moves every file but `big.json`, which is over what one CopyObject copies. */
+class Cleaner implements LandingCleaner {
+  async remove(_ref: ObjectRef) {}
+  async move(ref: ObjectRef) {
+    return ref.key.endsWith('big.json') ? ('tooLarge' as const) : ('moved' as const);
+  }
+}
+
+function setup(options: { bronze?: Record<string, unknown>; now?: () => number } = {}) {
+  const manifests = new Map<number, Manifest>();
+  const sources = new MemorySources();
+  const delta = new MemoryDelta();
+  const cursors = new CountingCursors();
+  const metrics = new MemoryMetrics();
+  let manifestReads = 0;
+  const handler = makeSinkHandler({
+    config: parsePipelineConfig({
+      tables: [{ name: 't', prefix: 'in/', bronze: { format: 'json', ...options.bronze } }],
+    }),
+    store: {
+      getManifest: async (_t, v) => {
+        manifestReads += 1;
+        return manifests.get(v);
+      },
+    },
+    sources,
+    deltaAt: () => delta,
+    cursors,
+    heads: { committedHead: async () => manifests.size },
+    cleaner: new Cleaner(),
+    manifestBucket: 'mb',
+    log: silentLog,
+    now: options.now ?? (() => Date.parse('2026-12-30T00:00:00.000Z')),
+    nudger: { nudge: async () => {} },
+    metrics,
+  });
+  const commit = (v: number, files: Record<string, string>) => {
+    for (const [key, body] of Object.entries(files)) sources.objects.set(key, body);
+    manifests.set(v, manifestOf('t', v, Object.keys(files)));
+  };
+  return { handler, delta, cursors, metrics, commit, reads: () => manifestReads };
+}
+
+const total = (metrics: MemoryMetrics, name: string) => metrics.totals.get(name);
+
+describe('the sink publishes what it did as metrics', () => {
+  it('counts versions, rows, rescued rows, data files and bytes, cleaned and left files, and lag 0', async () => {
+    const { handler, delta, metrics, commit } = setup({
+      bronze: { cleanSource: { action: 'move', moveTo: 's3://archive/x', retentionDays: 1 } },
+    });
+    commit(1, { 'in/a.json': '{"id":1}\n{"id":2}\n', 'in/big.json': '{"id":3}\n' });
+    // A string in a long column is rescued (the row kept); a line that is not JSON is a rescued row too.
+    commit(2, { 'in/b.json': '{"id":"four"}\nnot json\n{"id":6}\n' });
+
+    const response = await handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+
+    expect(response.batchItemFailures).toEqual([]);
+    const bytes = [...delta.files.values()].reduce((sum, f) => sum + f.byteLength, 0);
+    expect(bytes).toBeGreaterThan(0);
+    expect(Object.fromEntries(metrics.totals)).toEqual({
+      [METRIC.sinkVersions]: 2,
+      [METRIC.sinkRows]: 6,
+      [METRIC.sinkRescued]: 2,
+      [METRIC.sinkDataFiles]: delta.files.size,
+      [METRIC.sinkDataBytes]: bytes,
+      [METRIC.sinkFilesCleaned]: 2,
+      [METRIC.sinkFilesLeft]: 1,
+      [METRIC.sinkBehind]: 0,
+    });
+    expect(delta.files.size).toBe(2);
+  });
+
+  it('reports the versions still behind the committed head when the time budget runs out', async () => {
+    let t = 0;
+    const { handler, metrics, commit } = setup({ now: () => (t += 40_000) });
+    for (const v of [1, 2, 3, 4]) commit(v, { [`in/${v}.json`]: '{"id":1}\n' });
+
+    // 120 s left less the 60 s kept back: the clock passes the deadline after the first version.
+    await handler(sqsEvent(JSON.stringify({ table: 't' })), { getRemainingTimeInMillis: () => 120_000 });
+
+    expect(total(metrics, METRIC.sinkVersions)).toBe(1);
+    expect(total(metrics, METRIC.sinkBehind)).toBe(3);
+  });
+
+  it('counts a failed run as an error', async () => {
+    const { handler, metrics } = setup();
+    const response = await handler(sqsEvent('not json'), { getRemainingTimeInMillis: () => 900_000 });
+    expect(response.batchItemFailures).toHaveLength(1);
+    expect(total(metrics, METRIC.sinkErrors)).toBe(1);
+  });
+});
+
+describe('a scheduled nudge', () => {
+  it('catches up a table whose last trigger was lost, with no commit needed', async () => {
+    const { handler, delta, commit } = setup();
+    commit(1, { 'in/a.json': '{"id":1}\n' });
+    // Version 1's BatchCommitted never reached the queue: only the schedule's message arrives.
+    await handler(scheduled('2026-12-30T00:15:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+    expect([...delta.commits.keys()]).toEqual([0]);
+  });
+
+  it('on a table that is up to date reads its cursor and one absent manifest, and writes nothing', async () => {
+    const { handler, delta, cursors, metrics, commit, reads } = setup();
+    commit(1, { 'in/a.json': '{"id":1}\n' });
+    await handler(scheduled('2026-12-30T00:00:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+    const before = {
+      gets: cursors.gets,
+      writes: cursors.writes,
+      reads: reads(),
+      commits: delta.commits.size,
+    };
+    const files = delta.dataWrites;
+    metrics.totals.clear();
+
+    await handler(scheduled('2026-12-30T00:15:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+
+    expect(cursors.gets - before.gets).toBe(1);
+    expect(reads() - before.reads).toBe(1);
+    expect(cursors.writes).toBe(before.writes);
+    expect(delta.dataWrites).toBe(files);
+    expect(delta.commits.size).toBe(before.commits);
+    expect(total(metrics, METRIC.sinkVersions)).toBe(0);
+    expect(total(metrics, METRIC.sinkBehind)).toBe(0);
+  });
+});
