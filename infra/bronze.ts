@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
@@ -203,7 +203,8 @@ export class BronzeSink extends Construct {
     );
     if (scheduled.length === 0) return;
     // Its own group: the role the schedules assume trusts this group only, not the account's default one.
-    const group = new ScheduleGroup(this, 'NudgeSchedules');
+    // Destroyed with the stack: retained, its generated name would block the stack's next creation.
+    const group = new ScheduleGroup(this, 'NudgeSchedules', { removalPolicy: RemovalPolicy.DESTROY });
     for (const { name, every } of scheduled) {
       new Schedule(this, `Nudge-${name}`, {
         scheduleGroup: group,

@@ -55,6 +55,45 @@ describe('bronze sink infra', () => {
     });
   });
 
+  it('nudges each bronze table on its own schedule into its FIFO group, unless the table turns it off', () => {
+    const t = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json' } },
+      { name: 'clicks', prefix: 'clicks/', bronze: { format: 'csv', nudgeEveryMinutes: 5 } },
+      { name: 'quiet', prefix: 'quiet/', bronze: { format: 'csv', nudgeEveryMinutes: 0 } },
+      { name: 'plain', prefix: 'plain/' },
+    ]);
+    const schedules = t.findResources('AWS::Scheduler::Schedule');
+    const byGroup = Object.values(schedules).map(
+      (r) => (r as { Properties: { Target: { SqsParameters: { MessageGroupId: string } } } }).Properties,
+    );
+    expect(byGroup.map((p) => p.Target.SqsParameters.MessageGroupId).sort()).toEqual(['clicks', 'orders']);
+    for (const [table, minutes] of [
+      ['orders', 15],
+      ['clicks', 5],
+    ] as const) {
+      t.hasResourceProperties('AWS::Scheduler::Schedule', {
+        ScheduleExpression: `rate(${minutes} minutes)`,
+        GroupName: Match.stringLikeRegexp('Bronze-NudgeSchedules'),
+        Target: {
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('BronzeSinkQueue'), 'Arn'] },
+          SqsParameters: { MessageGroupId: table },
+          // The firing's time makes each nudge its own message under content-based deduplication.
+          Input: JSON.stringify({ table, scheduledAt: '<aws.scheduler.scheduled-time>' }),
+          RetryPolicy: { MaximumEventAgeInSeconds: minutes * 60 },
+        },
+      });
+    }
+    t.hasResource('AWS::Scheduler::ScheduleGroup', { DeletionPolicy: 'Delete' });
+  });
+
+  it('deploys no schedule when every bronze table turns it off', () => {
+    const t = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json', nudgeEveryMinutes: 0 } },
+    ]);
+    t.resourceCountIs('AWS::Scheduler::Schedule', 0);
+    t.resourceCountIs('AWS::Scheduler::ScheduleGroup', 0);
+  });
+
   it('rejects an invalid bronze config at synth, listing every problem', () => {
     expect(() =>
       template([{ name: 'orders', bronze: { format: 'xml' as 'json', evolution: 'maybe' as 'none' } }]),

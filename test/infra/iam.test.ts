@@ -218,4 +218,33 @@ describe('IAM', () => {
       ),
     ).toEqual([]);
   });
+
+  it("lets the nudge schedules only send to the sink queue, and the sink only read tables' heads", () => {
+    const resources = synth({ tables: [{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }] });
+    const grants = allows(resources);
+    const scheduler = grants.filter((g) => /^SchedulerRoleForTarget/.test(g.id));
+    expect(scheduler.map((g) => `${g.action} ${g.resource}`)).toEqual(['sqs:SendMessage BronzeSinkQueue']);
+    // The role trusts Scheduler for this account's nudge group only, not every schedule of the account.
+    const [role] = Object.values(resources).filter(
+      (r) => r.Type === 'AWS::IAM::Role' && JSON.stringify(r).includes('scheduler.amazonaws.com'),
+    );
+    expect(JSON.stringify(role)).toMatch(
+      /"aws:SourceArn":\{"Fn::GetAtt":\["InletBronzeNudgeSchedules[0-9A-F]{8}","Arn"\]\}/,
+    );
+    expect(JSON.stringify(role)).toContain('"aws:SourceAccount":{"Ref":"AWS::AccountId"}');
+    // The ledger: its own cursor items read and written; the protocol's TABLE items read, nothing else.
+    const ledger = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && /BronzeSinkQueue/.test(JSON.stringify(r)))
+      .flatMap(
+        (r) =>
+          (r.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
+            .Statement,
+      )
+      .filter((s) => [s.Action].flat().some((a) => String(a).startsWith('dynamodb:')))
+      .map((s) => `${[s.Action].flat().join(',')} ${JSON.stringify(s.Condition)}`);
+    expect(ledger.sort()).toEqual([
+      'dynamodb:GetItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TABLE#*"]}}',
+      'dynamodb:GetItem,dynamodb:PutItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SINK#*"]}}',
+    ]);
+  });
 });
