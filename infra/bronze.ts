@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
@@ -24,6 +24,7 @@ import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
 import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import type { PipelineConfig } from '../shared/config.ts';
 import { tableKey } from '../shared/ledger/keys.ts';
+import { METRIC, METRICS_NAMESPACE, SERVICE } from '../shared/names.ts';
 import { projectRoot } from '../shared/project-root.ts';
 import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
@@ -102,6 +103,26 @@ export class BronzeSink extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     dlqAlarm.addAlarmAction(new SnsAction(props.alarmTopic));
+    // A run only reports versions behind when it used its whole time budget and stopped short (a run that
+    // catches up reports 0). Some run stopping short in each quarter hour for an hour means the sink has been
+    // writing flat out and still not caught up: it is not keeping up with the commits.
+    const lagAlarm = new Alarm(this, 'SinkFallingBehindAlarm', {
+      alarmDescription:
+        'The bronze sink has stopped short of the manifest head in every quarter hour for an hour: it is not keeping up (SinkVersionsBehind)',
+      metric: new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: METRIC.sinkBehind,
+        dimensionsMap: { service: SERVICE.sink },
+        statistic: 'Maximum',
+        period: Duration.minutes(15),
+      }),
+      threshold: 1,
+      evaluationPeriods: 4,
+      datapointsToAlarm: 4,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    lagAlarm.addAlarmAction(new SnsAction(props.alarmTopic));
     const bronzeTables = config.tables.filter((t) => t.bronze);
     for (const table of bronzeTables) {
       new Rule(this, `Committed-${table.name}`, {

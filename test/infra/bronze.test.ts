@@ -53,6 +53,17 @@ describe('bronze sink infra', () => {
       ],
       AlarmActions: [Match.anyValue()],
     });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'Inlet',
+      MetricName: 'SinkVersionsBehind',
+      Dimensions: [{ Name: 'service', Value: 'inlet-sink' }],
+      Statistic: 'Maximum',
+      Period: 900,
+      EvaluationPeriods: 4,
+      DatapointsToAlarm: 4,
+      Threshold: 1,
+      AlarmActions: [Match.anyValue()],
+    });
   });
 
   it('nudges each bronze table on its own schedule into its FIFO group, unless the table turns it off', () => {

@@ -164,6 +164,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
   let stopped = false;
   for (;;) {
     if (!(await scheduler.step())) break;
+    world.nudgeIfDue();
     if (world.bucket.writes !== checkedWrites) {
       checkedWrites = world.bucket.writes;
       violations.push(...checkSafety(world), ...(await checkDelta(world)));
@@ -180,6 +181,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
       world.ingest.size === 0 &&
       world.commits.size === 0 &&
       world.sinkQueue.size === 0 &&
+      world.nudgedSinceLastTrigger() &&
       fleet.busy === 0 &&
       wedged(world).length === 0;
     if (quiet) {

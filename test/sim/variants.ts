@@ -104,6 +104,8 @@ export const VARIANTS = {
   'seal-unknown': { plumbing: { ledger: (ctx) => new SealUnknownLedger(ctx) } },
   'no-sealed-check': { plumbing: { ledger: (ctx) => new NoSealedCheckLedger(ctx) } },
   'sink-cursor-first': { plumbing: { delta: (ctx) => new CursorFirstDelta(ctx) } },
+  /** (f) No nudge schedule: a table whose last trigger the rule lost stays behind its manifests. */
+  'no-sink-schedule': { plumbing: { noSinkSchedule: true } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
 
 export type VariantName = keyof typeof VARIANTS;

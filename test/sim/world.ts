@@ -28,6 +28,8 @@ export const TIMING = {
   /** The sink's 15 minutes / 10; its handler still keeps 60 s back, so a run has 30 s of budget. */
   sinkTimeoutMs: 90_000,
   sinkVisibilityMs: 540_000,
+  /** The bronze tables' nudge schedule: 15 minutes / 10. */
+  sinkNudgeEveryMs: 90_000,
 } as const;
 
 export const MANIFEST_BUCKET = 'manifests';
@@ -62,6 +64,8 @@ export interface Plumbing {
   readonly delta?: (
     ctx: ConstructorParameters<typeof SimDeltaStore>[0] & { readonly cursors: SinkCursorStore },
   ) => SimDeltaStore;
+  /** No schedule nudges the bronze tables: a lost last trigger leaves a table behind for good. */
+  readonly noSinkSchedule?: boolean;
 }
 
 export class World {
@@ -79,6 +83,14 @@ export class World {
   readonly bus: EventBus;
   faultsOn = true;
   readonly sinkTimeoutMs: number;
+  /** When a bronze table's last BatchCommitted reached the rule, and the schedule last fired. */
+  lastBronzeEventAt = Number.NEGATIVE_INFINITY;
+  /** The schedule's first firing is one period after the deployment. */
+  lastNudgeAt = 0;
+  /** Rule deliveries to the sink queue that failed (to the rule's DLQ in AWS, which nothing redrives). */
+  lostTriggers = 0;
+  /** The last bronze event's delivery failed: only a nudge can bring the table up to date. */
+  lastTriggerLost = false;
   crashRate = 0.004;
   private batchSeq = 0;
 
@@ -122,17 +134,46 @@ export class World {
     });
     this.landing = new S3Bucket(this.scheduler);
     const bronzeTables = new Set(CONFIG.tables.filter((t) => t.bronze).map((t) => t.name));
+    // Its own stream: drawing from the world's would reshuffle every seed recorded before it existed.
+    const triggerRng = new Rng((seed * 7919 + 17) >>> 0);
     this.bus = new EventBus(
       () => (this.faultsOn ? 0.1 : 0),
       this.rng,
       (event) => {
+        if (!bronzeTables.has(event.table)) return;
+        this.lastBronzeEventAt = this.scheduler.now;
+        // The rule's delivery to the queue can fail after its retries (the rule's DLQ in AWS).
+        this.lastTriggerLost = this.faultsOn && triggerRng.chance(0.1);
+        if (this.lastTriggerLost) {
+          this.lostTriggers += 1;
+          this.scheduler.log(`rule lost the sink trigger for ${event.table} v${event.version}`);
+          return;
+        }
         // The rule's target: one message per event (events differ in id, so content dedup drops none).
-        if (bronzeTables.has(event.table))
-          this.sinkQueue.send(JSON.stringify({ detail: { table: event.table } }), event.table);
+        this.sinkQueue.send(JSON.stringify({ detail: { table: event.table } }), event.table);
       },
     );
     this.scheduler.crashes = (worker) =>
       this.faultsOn && Number.isFinite(worker.deadline) && this.rng.chance(this.crashRate);
+  }
+
+  /**
+   * EventBridge Scheduler's nudge of every bronze table (infra/bronze.ts), when it is due: the body carries the
+   * scheduled time, so content-based deduplication keeps each firing.
+   */
+  nudgeIfDue(): void {
+    if (this.plumbing.noSinkSchedule) return;
+    if (this.scheduler.now < this.lastNudgeAt + TIMING.sinkNudgeEveryMs) return;
+    this.lastNudgeAt = this.scheduler.now;
+    for (const table of CONFIG.tables.filter((t) => t.bronze).map((t) => t.name)) {
+      const body = JSON.stringify({ table, scheduledAt: new Date(this.scheduler.now).toISOString() });
+      this.sinkQueue.send(body, table, body);
+    }
+  }
+
+  /** Every bronze table has had a chance to catch up since its last trigger: a nudge came after it. */
+  nudgedSinceLastTrigger(): boolean {
+    return this.plumbing.noSinkSchedule === true || this.lastNudgeAt > this.lastBronzeEventAt;
   }
 
   stopFaults(): void {
