@@ -97,6 +97,7 @@ async function setup(
     sources: new S3SourceObjects(clients.s3),
     deltaAt,
     cursors,
+    heads: cursors,
     manifestBucket: h.resources.manifestBucket,
     log: silentLog,
     now: Date.now,
@@ -130,6 +131,19 @@ async function setup(
 }
 
 describe('bronze Delta table, read back by delta-rs', () => {
+  it("measures a run cut short against the ledger's committed head (the lag metric)", async () => {
+    const t = await setup({ format: 'jsonl' });
+    await t.round({ 'a.json': '{"id":1}\n' });
+    await t.round({ 'b.json': '{"id":2}\n' });
+    expect(await t.cursors.committedHead('events')).toBe(2);
+    expect(await t.cursors.committedHead('no-such-table')).toBe(0);
+
+    const cut = await t.sink.catchUp('events', Date.now());
+    expect(cut).toMatchObject({ written: [], caughtUp: false, behind: 2 });
+    const full = await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    expect(full).toMatchObject({ written: [0, 1], caughtUp: true, behind: 0 });
+  });
+
   it('JSON with schema drift and bad records: rows, evolved schema, rescued data and time travel', async () => {
     const t = await setup({ format: 'jsonl', schemaHints: { zip: 'string' } });
     await t.round({ 'a.json': '{"id":1,"zip":"01234","amount":2.5}\n{"id":2,"zip":"9","amount":3}\n' });
