@@ -27,6 +27,25 @@ export interface EmulatorDeployment {
   readonly skipped: string[];
 }
 
+/** The logical ids a template value refers to: `Ref`, `Fn::GetAtt` and `Fn::Sub`'s `${Id}` / `${Id.Attr}`. */
+function references(value: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) {
+    for (const item of value) references(item, into);
+  } else if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === 'Ref' && typeof inner === 'string') into.add(inner);
+      else if (key === 'Fn::GetAtt')
+        into.add(String(Array.isArray(inner) ? inner[0] : inner).split('.')[0] ?? '');
+      else if (key === 'Fn::Sub') {
+        const text = Array.isArray(inner) ? inner[0] : inner;
+        for (const [, id] of String(text).matchAll(/\$\{([A-Za-z0-9]+)[.}]/g)) if (id) into.add(id);
+        references(inner, into);
+      } else references(inner, into);
+    }
+  }
+  return into;
+}
+
 /**
  * What the emulator's CloudFormation needs changed, and nothing else:
  * - custom resources come out (their handler is a Lambda moto cannot invoke); the bucket-notification ones
@@ -35,7 +54,10 @@ export interface EmulatorDeployment {
  *   moto does not and then rejects the queue);
  * - Lambda event source mappings come out: moto would consume the queues itself, try to run the function in
  *   Docker and lose the messages. Here the local runner is the event source mapping (local/runner.ts), with
- *   the settings read from these same resources.
+ *   the settings read from these same resources;
+ * - EventBridge Scheduler resources come out (the bronze tables' nudge schedules), with whatever refers to
+ *   them (the role the schedules assume): moto's CloudFormation lacks the type and then refuses the template
+ *   at the first `Fn::GetAtt` of one. Local mode's sink runs on each commit, which is all a demo needs.
  */
 export function adaptForEmulator(
   template: CfnTemplate,
@@ -45,7 +67,11 @@ export function adaptForEmulator(
   const custom: Record<string, CfnTemplate['Resources'][string]> = {};
   const resources: CfnTemplate['Resources'] = {};
   for (const [id, resource] of Object.entries(template.Resources)) {
-    if (resource.Type.startsWith('Custom::') || resource.Type === 'AWS::Lambda::EventSourceMapping') {
+    if (
+      resource.Type.startsWith('Custom::') ||
+      resource.Type.startsWith('AWS::Scheduler::') ||
+      resource.Type === 'AWS::Lambda::EventSourceMapping'
+    ) {
       custom[id] = resource;
       continue;
     }
@@ -54,6 +80,18 @@ export function adaptForEmulator(
       resource.Properties = { ...properties, QueueName: `${`${stackName}-${id}`.slice(0, 75)}.fifo` };
     }
     resources[id] = resource;
+  }
+  // What refers to a removed scheduler resource goes too, and then what refers to that (a role's policy).
+  const gone = new Set(Object.keys(custom).filter((id) => custom[id]?.Type.startsWith('AWS::Scheduler::')));
+  for (let changed = gone.size > 0; changed; ) {
+    changed = false;
+    for (const [id, resource] of Object.entries(resources)) {
+      if (![...references(resource.Properties)].some((ref) => gone.has(ref))) continue;
+      custom[id] = resource;
+      gone.add(id);
+      delete resources[id];
+      changed = true;
+    }
   }
   for (const resource of Object.values(resources)) {
     if (resource.DependsOn) {

@@ -66,12 +66,19 @@ describe.skipIf(testTarget().kind === 'aws')("the synthesized stack on the emula
       ingest.Attributes?.QueueArn,
       ingest.Attributes?.QueueArn,
     ]);
-    // The batcher's, the committer's and (cdk.json's tables have bronze sinks) the sink's event source mappings.
+    // The batcher's, the committer's and (cdk.json's tables have bronze sinks) the sink's event source
+    // mappings; and the bronze tables' nudge schedules, their group and the role they assume (moto's
+    // CloudFormation has no EventBridge Scheduler and refused the template at the role's GetAtt of the group).
     expect([...deployment.replaced].sort()).toEqual([
+      expect.stringMatching(/BronzeNudgeSchedules.*AWS::Scheduler::ScheduleGroup.*skipped/),
+      expect.stringMatching(/BronzeNudgeclicks.*AWS::Scheduler::Schedule.*skipped/),
+      expect.stringMatching(/BronzeNudgeorders.*AWS::Scheduler::Schedule.*skipped/),
       expect.stringMatching(/BronzeSink.*AWS::Lambda::EventSourceMapping.*local runner/),
       expect.stringMatching(/Batcher.*AWS::Lambda::EventSourceMapping.*local runner/),
       expect.stringMatching(/Committer.*AWS::Lambda::EventSourceMapping.*local runner/),
       expect.stringMatching(/Custom::S3BucketNotifications.*PutBucketNotificationConfiguration/),
+      expect.stringMatching(/SchedulerRole.*AWS::IAM::Role.*skipped/),
+      expect.stringMatching(/SchedulerRole.*AWS::IAM::Policy.*skipped/),
     ]);
     // What moto's CloudFormation lacks; docs/emulator.md "The template on the emulator" lists the same.
     console.log(`emulator CloudFormation skipped: ${deployment.skipped.join(', ')}`);
