@@ -28,6 +28,16 @@ const isMissing = (error: unknown) => {
   return e.name === 'NoSuchKey' || e.name === 'NoSuchVersion' || e.$metadata?.httpStatusCode === 404;
 };
 
+/**
+ * CopyObject of a source over 5 GB: 400 `InvalidRequest`, "The specified copy source is larger than the maximum
+ * allowable size for a copy source: 5368709120" (as captured from S3 in rclone/rclone#2375 and
+ * hashicorp/terraform-provider-aws#38102). `InvalidRequest` alone covers other mistakes, hence the message.
+ */
+const isCopySourceTooLarge = (error: unknown) => {
+  const e = error as { name?: string; message?: string };
+  return e.name === 'InvalidRequest' && /copy source is larger than the maximum/i.test(e.message ?? '');
+};
+
 /** S3 URL-encodes nothing for us in `CopySource`: each key segment is percent-encoded, `/` kept. */
 const copySource = (ref: ObjectRef) =>
   `${ref.bucket}/${ref.key.split('/').map(encodeURIComponent).join('/')}${
@@ -67,9 +77,15 @@ export class S3LandingCleaner implements LandingCleaner {
       if (ref.size > this.singleCopyMaxBytes) {
         if ((await this.copyInParts(ref, { bucket: to.bucket, key })) === 'gone') return 'gone';
       } else {
-        await this.client.send(
-          new CopyObjectCommand({ Bucket: to.bucket, Key: key, CopySource: copySource(ref) }),
-        );
+        try {
+          await this.client.send(
+            new CopyObjectCommand({ Bucket: to.bucket, Key: key, CopySource: copySource(ref) }),
+          );
+        } catch (error) {
+          // Rewritten over 5 GB since its event: S3 refuses the one-request copy, so copy what is there in parts.
+          if (!isCopySourceTooLarge(error)) throw error;
+          if ((await this.copyInParts(ref, { bucket: to.bucket, key })) === 'gone') return 'gone';
+        }
       }
     } catch (error) {
       // Gone already: a crash after the delete of an earlier attempt (or someone else removed it).

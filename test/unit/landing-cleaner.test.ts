@@ -139,6 +139,14 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
     }
   });
 
+  it('moves in parts a file the manifest says is small but that was rewritten over 5 GB (CopyObject refuses it)', async () => {
+    const { s3, ref, cleaner } = setup({ size: GB6, content: 'v2' });
+    expect(await cleaner.move({ ...ref, size: 100 }, to)).toBe('moved');
+    expect(s3.calls.slice(0, 3)).toEqual(['CopyObject', 'HeadObject', 'CreateMultipartUpload']);
+    expect(s3.get('archive', `old/${key}`)).toMatchObject({ content: 'v2', size: GB6 });
+    expect(s3.get('landing', key)).toBeUndefined();
+  });
+
   it('still moves a file of 5 GB or less with one CopyObject, and refuses a threshold under 5 MiB', async () => {
     const { s3, ref, cleaner } = setup({ size: 5 * 1024 ** 3 });
     expect(await cleaner.move(ref, to)).toBe('moved');

@@ -107,7 +107,10 @@ export class MultipartS3Fake {
       const { Bucket, Key, CopySource, CopySourceIfMatch } = command.input;
       const object = this.source(String(CopySource), CopySourceIfMatch);
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html: one request copies up to 5 GB.
-      if (object.size > MAX_SINGLE_COPY_BYTES) throw s3Error('InvalidRequest', 400);
+      if (object.size > MAX_SINGLE_COPY_BYTES)
+        throw Object.assign(s3Error('InvalidRequest', 400), {
+          message: `The specified copy source is larger than the maximum allowable size for a copy source: ${MAX_SINGLE_COPY_BYTES}`,
+        });
       this.put(String(Bucket), String(Key), { ...object, etag: `"copy-${this.nextId++}"` });
       return {};
     }
