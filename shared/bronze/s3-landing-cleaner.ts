@@ -72,21 +72,13 @@ export class S3LandingCleaner implements LandingCleaner {
     ref: ObjectRef,
     to: { readonly bucket: string; readonly prefix: string },
   ): Promise<'moved' | 'gone'> {
-    const key = to.prefix === '' ? ref.key : `${to.prefix}/${ref.key}`;
+    const dest = { bucket: to.bucket, key: to.prefix === '' ? ref.key : `${to.prefix}/${ref.key}` };
     try {
-      if (ref.size > this.singleCopyMaxBytes) {
-        if ((await this.copyInParts(ref, { bucket: to.bucket, key })) === 'gone') return 'gone';
-      } else {
-        try {
-          await this.client.send(
-            new CopyObjectCommand({ Bucket: to.bucket, Key: key, CopySource: copySource(ref) }),
-          );
-        } catch (error) {
-          // Rewritten over 5 GB since its event: S3 refuses the one-request copy, so copy what is there in parts.
-          if (!isCopySourceTooLarge(error)) throw error;
-          if ((await this.copyInParts(ref, { bucket: to.bucket, key })) === 'gone') return 'gone';
-        }
-      }
+      const copied =
+        ref.size > this.singleCopyMaxBytes
+          ? await this.copyInParts(ref, dest)
+          : await this.copyWhole(ref, dest);
+      if (copied === 'gone') return 'gone';
     } catch (error) {
       // Gone already: a crash after the delete of an earlier attempt (or someone else removed it).
       if (isMissing(error)) return 'gone';
@@ -95,6 +87,19 @@ export class S3LandingCleaner implements LandingCleaner {
     // Only once the copy is complete at the destination: a crash before this line copies again.
     await this.remove(ref);
     return 'moved';
+  }
+
+  private async copyWhole(ref: ObjectRef, to: { bucket: string; key: string }): Promise<'copied' | 'gone'> {
+    try {
+      await this.client.send(
+        new CopyObjectCommand({ Bucket: to.bucket, Key: to.key, CopySource: copySource(ref) }),
+      );
+      return 'copied';
+    } catch (error) {
+      // Rewritten over 5 GB since its event: S3 refuses the one-request copy, so copy what is there in parts.
+      if (!isCopySourceTooLarge(error)) throw error;
+      return this.copyInParts(ref, to);
+    }
   }
 
   private async copyInParts(ref: ObjectRef, to: { bucket: string; key: string }): Promise<'copied' | 'gone'> {
