@@ -192,7 +192,12 @@ export class BronzeSink extends Construct {
       allow(['s3:DeleteObject', 's3:DeleteObjectVersion'], [`${landingArn}/${table.prefix}*`]);
       if (clean.moveTo) {
         const to = parseS3Url(clean.moveTo);
-        allow(['s3:PutObject'], [`${bucketArnOf(to.bucket)}/${to.prefix === '' ? '' : `${to.prefix}/`}*`]);
+        // PutObject covers CopyObject and a multipart copy's create, part copies and complete (a file over
+        // 5 GB); Abort frees a failed one's parts. Reading the source is the landing grant above.
+        allow(
+          ['s3:PutObject', 's3:AbortMultipartUpload'],
+          [`${bucketArnOf(to.bucket)}/${to.prefix === '' ? '' : `${to.prefix}/`}*`],
+        );
       }
     }
     this.queue.grantSendMessages(this.fn);

@@ -45,9 +45,8 @@ export const METRIC = {
   sinkDataFiles: 'SinkDataFilesWritten',
   /** Bytes of Parquet data files (a Count: the MetricsSink has no byte unit). */
   sinkDataBytes: 'SinkDataBytesWritten',
-  /** cleanSource: landing files deleted or moved, and those left in place (over 5 GB, not movable). */
+  /** cleanSource: landing files deleted or moved (a file over 5 GB too: it is copied in parts). */
   sinkFilesCleaned: 'SinkSourceFilesCleaned',
-  sinkFilesLeft: 'SinkSourceFilesLeft',
   /** Committed manifest versions not yet in the Delta table after a run (0 when it caught up). */
   sinkBehind: 'SinkVersionsBehind',
   /** Sink runs that failed (the message is retried, then dead-lettered). */

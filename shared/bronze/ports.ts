@@ -57,13 +57,10 @@ export interface LandingCleaner {
   /** Deletes the object (its version, when the manifest names one); an absent object is already done. */
   remove(ref: ObjectRef): Promise<void>;
   /**
-   * Copies the object to `<to.prefix>/<key>` in `to.bucket`, then removes it. A source already gone is done
-   * (a crash after the delete); `'tooLarge'` when it cannot be copied in one request (left in place).
+   * Copies the object to `<to.prefix>/<key>` in `to.bucket` (in parts when it is over 5 GB), then removes
+   * it, only once the copy is complete. A source already gone is done (a crash after the delete).
    */
-  move(
-    ref: ObjectRef,
-    to: { readonly bucket: string; readonly prefix: string },
-  ): Promise<'moved' | 'gone' | 'tooLarge'>;
+  move(ref: ObjectRef, to: { readonly bucket: string; readonly prefix: string }): Promise<'moved' | 'gone'>;
 }
 
 /** How far the table's manifests go: the sink's lag is measured against it. */

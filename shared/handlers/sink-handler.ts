@@ -40,7 +40,6 @@ export function makeSinkHandler(
     m.count(METRIC.sinkDataFiles, outcome.added.dataFiles);
     m.count(METRIC.sinkDataBytes, outcome.added.dataBytes);
     m.count(METRIC.sinkFilesCleaned, outcome.cleanedFiles);
-    m.count(METRIC.sinkFilesLeft, outcome.filesLeft);
     if (outcome.behind !== undefined) m.count(METRIC.sinkBehind, outcome.behind);
   };
   return async (event, context) => {

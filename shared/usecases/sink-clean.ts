@@ -18,8 +18,6 @@ export interface CleanResult {
   readonly versions: number[];
   /** Landing files deleted or moved (a file already gone counts: a replay after a crash finds it so). */
   readonly files: number;
-  /** Files left in place: over 5 GB, too large for one CopyObject. */
-  readonly left: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -39,7 +37,6 @@ export async function cleanSource(
 ): Promise<CleanResult> {
   const cleaned: number[] = [];
   let files = 0;
-  let left = 0;
   let through = await deps.cursors.getCleaned(table);
   const to = config.moveTo ? parseS3Url(config.moveTo) : undefined;
   for await (const manifest of tailVersions(deps.store, table, through + 1)) {
@@ -49,20 +46,9 @@ export async function cleanSource(
     if (Date.parse(manifest.committedAt) + config.retentionDays * DAY_MS > deps.now()) break;
     if (deps.now() >= deadline) break;
     for (const file of manifest.files) {
-      if (config.action === 'delete' || !to) {
-        await deps.cleaner.remove(file);
-        files += 1;
-        continue;
-      }
-      const result = await deps.cleaner.move(file, to);
-      if (result !== 'tooLarge') files += 1;
-      else left += 1;
-      if (result === 'tooLarge')
-        deps.log.warn('cleanSource left a file over 5 GB in place (one CopyObject cannot move it)', {
-          table,
-          key: file.key,
-          size: file.size,
-        });
+      if (config.action === 'delete' || !to) await deps.cleaner.remove(file);
+      else await deps.cleaner.move(file, to);
+      files += 1;
     }
     if (!(await deps.cursors.advanceCleaned(table, through, manifest.version))) {
       deps.log.warn('clean cursor moved under us; stopping', { table, version: manifest.version });
@@ -72,5 +58,5 @@ export async function cleanSource(
     cleaned.push(manifest.version);
   }
   if (cleaned.length > 0) deps.log.info('cleanSource cleaned landing files', { table, versions: cleaned });
-  return { versions: cleaned, files, left };
+  return { versions: cleaned, files };
 }

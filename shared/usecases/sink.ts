@@ -45,9 +45,8 @@ export interface SinkOutcome {
   readonly cursor: SinkCursor;
   /** What the versions in `written` added to the table. */
   readonly added: Added;
-  /** Landing files cleanSource deleted or moved, and those it left (too large to move). */
+  /** Landing files cleanSource deleted or moved. */
   readonly cleanedFiles: number;
-  readonly filesLeft: number;
   /** Committed manifest versions not in the Delta table when the call returned; undefined if unknown. */
   readonly behind: number | undefined;
 }
@@ -84,7 +83,7 @@ export class SinkTable {
       const { cursor } = run;
       if (run.kind === 'stopped') {
         const behind = await this.behind(table, cursor);
-        return { table, written, caughtUp: false, cursor, added, cleanedFiles: 0, filesLeft: 0, behind };
+        return { table, written, caughtUp: false, cursor, added, cleanedFiles: 0, behind };
       }
       const clean = await this.clean(table, config, cursor, deadline);
       return {
@@ -95,7 +94,6 @@ export class SinkTable {
         added,
         cleaned: clean.versions,
         cleanedFiles: clean.files,
-        filesLeft: clean.left,
         // The tail ended at the first absent manifest: nothing committed was left behind.
         behind: 0,
       };
@@ -168,7 +166,7 @@ export class SinkTable {
     cursor: SinkCursor,
     deadline: number,
   ): Promise<CleanResult> {
-    if (!config.cleanSource) return { versions: [], files: 0, left: 0 };
+    if (!config.cleanSource) return { versions: [], files: 0 };
     const { cleaner } = this.deps;
     if (!cleaner)
       throw new InletError(`table ${table} has cleanSource but the sink has no cleaner`, {

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCopyCommand,
+} from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destroyClients } from '../../shared/aws/clients.ts';
+import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
+import type { ObjectRef } from '../../shared/model.ts';
+import { testClients, uniqueName } from '../support/aws.ts';
+
+const MiB = 1024 ** 2;
+const clients = testClients();
+afterAll(() => destroyClients(clients));
+const landing = uniqueName('move-landing');
+const archive = uniqueName('move-archive');
+// S3 (and moto at CompleteMultipartUpload) wants every part but the last to be at least 5 MiB.
+const small = { singleCopyMaxBytes: 5 * MiB, partBytes: 5 * MiB };
+
+beforeAll(async () => {
+  for (const Bucket of [landing, archive]) await clients.s3.send(new CreateBucketCommand({ Bucket }));
+});
+
+async function landingFile(key: string, body: Uint8Array): Promise<ObjectRef> {
+  await clients.s3.send(
+    new PutObjectCommand({ Bucket: landing, Key: key, Body: body, ContentType: 'application/x-ndjson' }),
+  );
+  const head = await clients.s3.send(new HeadObjectCommand({ Bucket: landing, Key: key }));
+  return {
+    bucket: landing,
+    key,
+    size: body.length,
+    eTag: head.ETag ?? null,
+    versionId: null,
+    sequencer: null,
+    eventTime: new Date().toISOString(),
+  };
+}
+
+const read = (bucket: string, key: string) =>
+  clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key })).then(
+    async (r) => ({ bytes: Buffer.from((await r.Body?.transformToByteArray()) ?? []), type: r.ContentType }),
+    (e: Error) => (e.name === 'NoSuchKey' ? undefined : Promise.reject(e)),
+  );
+
+const uploadsTo = async (key: string) =>
+  (await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: archive, Prefix: key }))).Uploads ?? [];
+
+describe('cleanSource move in parts on the emulator', () => {
+  it('moves an 11 MiB file in three parts (key with space, + and unicode) and a repeat finds it gone', async () => {
+    const key = 'events/big a+b é.jsonl';
+    const body = randomBytes(11 * MiB);
+    const ref = await landingFile(key, body);
+    const cleaner = new S3LandingCleaner(clients.s3, small);
+    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('moved');
+    const moved = await read(archive, `old/${key}`);
+    expect(moved?.bytes.equals(body)).toBe(true);
+    expect(moved?.type).toBe('application/x-ndjson');
+    // A multipart object's ETag ends in -<parts>: the copy really went in parts.
+    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: archive, Key: `old/${key}` }));
+    expect(head.ETag).toMatch(/-3"$/);
+    expect(await read(landing, key)).toBeUndefined();
+    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('gone');
+  });
+
+  it('a failed part aborts the upload and keeps the source; the replay moves it', async () => {
+    const key = 'events/crash.jsonl';
+    const body = randomBytes(12 * MiB);
+    const ref = await landingFile(key, body);
+    let copies = 0;
+    const failing = {
+      send: (command: Parameters<S3Client['send']>[0]) => {
+        if (command instanceof UploadPartCopyCommand && ++copies === 2)
+          return Promise.reject(Object.assign(new Error('injected'), { $metadata: { httpStatusCode: 500 } }));
+        return clients.s3.send(command);
+      },
+    } as unknown as S3Client;
+    await expect(
+      new S3LandingCleaner(failing, { ...small, concurrency: 1 }).move(ref, {
+        bucket: archive,
+        prefix: 'old',
+      }),
+    ).rejects.toThrow('injected');
+    expect(await uploadsTo(`old/${key}`)).toEqual([]);
+    expect(await read(archive, `old/${key}`)).toBeUndefined();
+    expect((await read(landing, key))?.bytes.equals(body)).toBe(true);
+    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
+      'moved',
+    );
+    expect((await read(archive, `old/${key}`))?.bytes.equals(body)).toBe(true);
+    expect(await read(landing, key)).toBeUndefined();
+  });
+});
