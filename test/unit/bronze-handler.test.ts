@@ -1,33 +1,10 @@
-import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
-import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
-
-function sqsEvent(bodies: readonly string[]): SQSEvent {
-  return {
-    Records: bodies.map((body, i) => ({
-      messageId: `m${i}`,
-      receiptHandle: `r${i}`,
-      body,
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: '0',
-        SenderId: 'x',
-        ApproximateFirstReceiveTimestamp: '0',
-        MessageGroupId: 't',
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo',
-      awsRegion: 'us-east-1',
-    })),
-  };
-}
+import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './bronze-memory.ts';
 
 function setup(now: () => number = () => 0) {
   const manifests = new Map<number, Manifest>();
@@ -63,7 +40,7 @@ const committed = JSON.stringify({
 describe('the sink Lambda handler', () => {
   it('takes BatchCommitted events and its own nudges, catches the table up once per invocation', async () => {
     const { handler, delta, cursors, nudges } = setup();
-    const response = await handler(sqsEvent([committed, JSON.stringify({ table: 't' }), committed]), {
+    const response = await handler(sinkEvent([committed, JSON.stringify({ table: 't' }), committed]), {
       getRemainingTimeInMillis: () => 900_000,
     });
     expect(response.batchItemFailures).toEqual([]);
@@ -75,14 +52,14 @@ describe('the sink Lambda handler', () => {
   it('nudges itself when the time budget runs out before the table is caught up', async () => {
     let t = 0;
     const { handler, delta, nudges } = setup(() => (t += 40_000));
-    await handler(sqsEvent([committed]), { getRemainingTimeInMillis: () => 120_000 });
+    await handler(sinkEvent([committed]), { getRemainingTimeInMillis: () => 120_000 });
     expect(delta.commits.size).toBeLessThan(2);
     expect(nudges).toHaveLength(1);
   });
 
   it('fails a malformed message (to the DLQ after retries) and the rest of the FIFO batch with it', async () => {
     const { handler } = setup();
-    const response = await handler(sqsEvent(['not json', committed]), {
+    const response = await handler(sinkEvent(['not json', committed]), {
       getRemainingTimeInMillis: () => 900_000,
     });
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);

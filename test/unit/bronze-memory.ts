@@ -1,3 +1,4 @@
+import type { SQSEvent } from 'aws-lambda';
 import type {
   DeltaStore,
   RandomAccessObject,
@@ -119,4 +120,27 @@ export function manifestOf(table: string, version: number, keys: readonly string
     version,
     `2026-11-30T00:00:0${version % 10}.000Z`,
   );
+}
+
+/** The sink's FIFO queue handing the handler these bodies, in order; ids `m0`, `m1`, ... unless given. */
+export function sinkEvent(bodies: readonly string[], ids: readonly string[] = []): SQSEvent {
+  return {
+    Records: bodies.map((body, i) => ({
+      messageId: ids[i] ?? `m${i}`,
+      receiptHandle: `r${i}`,
+      body,
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: '0',
+        SenderId: 'x',
+        ApproximateFirstReceiveTimestamp: '0',
+        MessageGroupId: 't',
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo',
+      awsRegion: 'us-east-1',
+    })),
+  };
 }

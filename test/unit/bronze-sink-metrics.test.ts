@@ -1,4 +1,3 @@
-import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { LandingCleaner, SinkCursor } from '../../shared/bronze/ports.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
@@ -7,34 +6,10 @@ import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
-import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
-
-function sqsEvent(body: string, messageId = 'm0'): SQSEvent {
-  return {
-    Records: [
-      {
-        messageId,
-        receiptHandle: 'r',
-        body,
-        attributes: {
-          ApproximateReceiveCount: '1',
-          SentTimestamp: '0',
-          SenderId: 'x',
-          ApproximateFirstReceiveTimestamp: '0',
-          MessageGroupId: 't',
-        },
-        messageAttributes: {},
-        md5OfBody: '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo',
-        awsRegion: 'us-east-1',
-      },
-    ],
-  };
-}
+import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './bronze-memory.ts';
 
 /** The body EventBridge Scheduler sends (infra/bronze.ts): the table and the firing's scheduled time. */
-const scheduled = (at: string) => sqsEvent(JSON.stringify({ table: 't', scheduledAt: at }), `s-${at}`);
+const scheduled = (at: string) => sinkEvent([JSON.stringify({ table: 't', scheduledAt: at })], [`s-${at}`]);
 
 /** Every call the sink makes on its ports, counted, so "costs nothing" is a number a test can check. */
 class CountingCursors extends MemoryCursors {
@@ -133,7 +108,7 @@ describe('the sink publishes what it did as metrics', () => {
     for (const v of [1, 2, 3, 4]) commit(v, { [`in/${v}.json`]: '{"id":1}\n' });
 
     // 120 s left less the 60 s kept back: the clock passes the deadline after the first version.
-    await handler(sqsEvent(JSON.stringify({ table: 't' })), { getRemainingTimeInMillis: () => 120_000 });
+    await handler(sinkEvent([JSON.stringify({ table: 't' })]), { getRemainingTimeInMillis: () => 120_000 });
 
     expect(total(metrics, METRIC.sinkVersions)).toBe(1);
     expect(total(metrics, METRIC.sinkBehind)).toBe(3);
@@ -141,7 +116,7 @@ describe('the sink publishes what it did as metrics', () => {
 
   it('counts a failed run as an error', async () => {
     const { handler, metrics } = setup();
-    const response = await handler(sqsEvent('not json'), { getRemainingTimeInMillis: () => 900_000 });
+    const response = await handler(sinkEvent(['not json']), { getRemainingTimeInMillis: () => 900_000 });
     expect(response.batchItemFailures).toHaveLength(1);
     expect(total(metrics, METRIC.sinkErrors)).toBe(1);
   });
