@@ -57,7 +57,7 @@ function references(value: unknown, into = new Set<string>()): Set<string> {
  *   the settings read from these same resources;
  * - EventBridge Scheduler resources come out (the bronze tables' nudge schedules), with whatever refers to
  *   them (the role the schedules assume): moto's CloudFormation lacks the type and then refuses the template
- *   at the first `Fn::GetAtt` of one. Local mode's sink runs on each commit, which is all a demo needs.
+ *   at the first `Fn::GetAtt` of one. The local runner catches every bronze table up in a loop instead.
  */
 export function adaptForEmulator(
   template: CfnTemplate,
