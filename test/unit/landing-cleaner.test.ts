@@ -58,6 +58,35 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
     expect(s3.get('archive', `old/${key}`)?.content).toBe('v1');
   });
 
+  it("keeps the source's tags, sent URL-encoded on the create (space, +, =, &, / and unicode survive)", async () => {
+    const tags = { team: 'a b+c', 'k=1&x': 'é/ü', empty: '' };
+    const { s3, ref, cleaner } = setup({ tags });
+    expect(await cleaner.move(ref, to)).toBe('moved');
+    expect(s3.get('archive', `old/${key}`)?.tags).toEqual(tags);
+    expect(s3.tagReads).toEqual([{ Key: key, VersionId: undefined }]);
+  });
+
+  it('reads the tags of the version the manifest names, not of the current object', async () => {
+    const { s3, ref, cleaner } = setup({ versionId: 'v/7', tags: { stage: 'raw' } });
+    expect(await cleaner.move(ref, to)).toBe('moved');
+    expect(s3.tagReads).toEqual([{ Key: key, VersionId: 'v/7' }]);
+    expect(s3.get('archive', `old/${key}`)?.tags).toEqual({ stage: 'raw' });
+  });
+
+  it('sends no tag header for a source without tags, and a 5 GB file keeps its tags through CopyObject', async () => {
+    const untagged = setup();
+    let tagging: unknown = 'unset';
+    untagged.s3.before = (call, input) => {
+      if (call === 'CreateMultipartUpload') tagging = input.Tagging;
+    };
+    expect(await untagged.cleaner.move(untagged.ref, to)).toBe('moved');
+    expect(tagging).toBeUndefined();
+    const small = setup({ size: 5 * 1024 ** 3, tags: { team: 'x' } });
+    expect(await small.cleaner.move(small.ref, to)).toBe('moved');
+    expect(small.s3.calls).toEqual(['CopyObject', 'DeleteObject']);
+    expect(small.s3.get('archive', `old/${key}`)?.tags).toEqual({ team: 'x' });
+  });
+
   it('fails a copy whose source is rewritten mid-copy, aborts the upload, keeps the source; a replay copies the new one whole', async () => {
     const { s3, ref, cleaner } = setup();
     s3.afterPart = (n) => {
@@ -100,6 +129,12 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
     during.s3.afterPart = () => during.s3.objects.delete(`landing/${key}`);
     expect(await during.cleaner.move(during.ref, to)).toBe('gone');
     expect(during.s3.uploads.size).toBe(0);
+    const beforeTags = setup();
+    beforeTags.s3.before = (call) => {
+      if (call === 'GetObjectTagging') beforeTags.s3.objects.delete(`landing/${key}`);
+    };
+    expect(await beforeTags.cleaner.move(beforeTags.ref, to)).toBe('gone');
+    expect(beforeTags.s3.calls).not.toContain('CreateMultipartUpload');
     const noUpload = setup();
     noUpload.s3.afterPart = () => noUpload.s3.uploads.clear();
     await expect(noUpload.cleaner.move(noUpload.ref, to)).rejects.toThrow('NoSuchUpload');
@@ -107,15 +142,16 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
   });
 
   it('survives a crash before any call: the source stays until the archive is complete, and a replay finishes', async () => {
+    const tags = { team: 'a b' };
     const calls = (() => {
-      const { s3, ref, cleaner } = setup();
+      const { s3, ref, cleaner } = setup({ tags });
       return cleaner.move(ref, to).then(() => s3.calls.length);
     })();
     const total = await calls;
-    // Head, create, 12 parts, complete, delete.
-    expect(total).toBe(16);
+    // Head, tags, create, 12 parts, complete, delete.
+    expect(total).toBe(17);
     for (let crashAt = 0; crashAt < total; crashAt++) {
-      const { s3, ref, cleaner } = setup();
+      const { s3, ref, cleaner } = setup({ tags });
       let dead = false;
       s3.before = () => {
         // A crash: this call and every later one of this run never happen (no abort either).
@@ -127,11 +163,11 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
       await expect(cleaner.move(ref, to)).rejects.toThrow();
       const archived = s3.get('archive', `old/${key}`);
       if (s3.get('landing', key) === undefined) expect(archived?.content).toBe('v1');
-      if (archived) expect(archived).toMatchObject({ content: 'v1', size: GB6 });
+      if (archived) expect(archived).toMatchObject({ content: 'v1', size: GB6, tags });
       const leftBehind = s3.uploads.size;
       s3.before = undefined;
       expect(await cleaner.move(ref, to), `crash at call ${crashAt}`).toBe('moved');
-      expect(s3.get('archive', `old/${key}`)).toMatchObject({ content: 'v1', size: GB6 });
+      expect(s3.get('archive', `old/${key}`)).toMatchObject({ content: 'v1', size: GB6, tags });
       expect(s3.get('landing', key)).toBeUndefined();
       // A crash mid-upload leaves that one upload to the bucket's lifecycle rule; the replay leaves none.
       expect(s3.uploads.size).toBe(leftBehind);
@@ -142,7 +178,12 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
   it('moves in parts a file the manifest says is small but that was rewritten over 5 GB (CopyObject refuses it)', async () => {
     const { s3, ref, cleaner } = setup({ size: GB6, content: 'v2' });
     expect(await cleaner.move({ ...ref, size: 100 }, to)).toBe('moved');
-    expect(s3.calls.slice(0, 3)).toEqual(['CopyObject', 'HeadObject', 'CreateMultipartUpload']);
+    expect(s3.calls.slice(0, 4)).toEqual([
+      'CopyObject',
+      'HeadObject',
+      'GetObjectTagging',
+      'CreateMultipartUpload',
+    ]);
     expect(s3.get('archive', `old/${key}`)).toMatchObject({ content: 'v2', size: GB6 });
     expect(s3.get('landing', key)).toBeUndefined();
   });

@@ -4,6 +4,7 @@ import {
   CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
+  GetObjectTaggingCommand,
   HeadObjectCommand,
   type S3Client,
   UploadPartCopyCommand,
@@ -22,6 +23,8 @@ export interface FakeObject {
   readonly versionId?: string;
   readonly contentType?: string;
   readonly metadata?: Record<string, string>;
+  /** Object tags: a CopyObject copies them (TaggingDirective COPY), a multipart upload gets only its `Tagging`. */
+  readonly tags?: Record<string, string>;
 }
 
 interface Part {
@@ -46,6 +49,7 @@ export class MultipartS3Fake {
   >();
   readonly calls: string[] = [];
   readonly partCopies: { CopySource?: string; CopySourceIfMatch?: string; CopySourceRange?: string }[] = [];
+  readonly tagReads: { Key?: string; VersionId?: string }[] = [];
   aborted = 0;
   inFlight = 0;
   maxInFlight = 0;
@@ -103,6 +107,14 @@ export class MultipartS3Fake {
         Metadata: object.metadata,
       };
     }
+    if (command instanceof GetObjectTaggingCommand) {
+      const { Bucket, Key, VersionId } = command.input;
+      this.tagReads.push({ Key, VersionId });
+      const object = this.get(String(Bucket), String(Key));
+      if (!object) throw s3Error('NoSuchKey', 404);
+      if (VersionId && object.versionId !== VersionId) throw s3Error('NoSuchVersion', 404);
+      return { TagSet: Object.entries(object.tags ?? {}).map(([Key, Value]) => ({ Key, Value })) };
+    }
     if (command instanceof CopyObjectCommand) {
       const { Bucket, Key, CopySource, CopySourceIfMatch } = command.input;
       const object = this.source(String(CopySource), CopySourceIfMatch);
@@ -115,13 +127,15 @@ export class MultipartS3Fake {
       return {};
     }
     if (command instanceof CreateMultipartUploadCommand) {
-      const { Bucket, Key, ContentType, Metadata } = command.input;
+      const { Bucket, Key, ContentType, Metadata, Tagging } = command.input;
       const id = `upload-${this.nextId++}`;
+      // `Tagging` is the x-amz-tagging header, URL query parameters, decoded as S3 (and moto's parse_qs) do.
+      const tags = Tagging === undefined ? undefined : Object.fromEntries(new URLSearchParams(String(Tagging)));
       this.uploads.set(id, {
         bucket: String(Bucket),
         key: String(Key),
         parts: new Map(),
-        meta: { contentType: ContentType, metadata: Metadata },
+        meta: { contentType: ContentType, metadata: Metadata, tags },
       });
       return { UploadId: id };
     }
@@ -165,13 +179,18 @@ export class MultipartS3Fake {
       const contents = new Set(parts.map((p) => p.content));
       for (const part of parts) next = part.first === next ? part.last + 1 : Number.NaN;
       const whole = contents.size === 1 && !Number.isNaN(next);
-      const meta = upload.meta as { contentType?: string; metadata?: Record<string, string> };
+      const meta = upload.meta as {
+        contentType?: string;
+        metadata?: Record<string, string>;
+        tags?: Record<string, string>;
+      };
       this.put(upload.bucket, upload.key, {
         size: parts.reduce((sum, p) => sum + p.last - p.first + 1, 0),
         content: whole ? ([...contents][0] ?? '') : `stitched(${[...contents].join('+')})`,
         etag: `"mpu-${this.nextId++}-${parts.length}"`,
         contentType: meta.contentType,
         metadata: meta.metadata,
+        tags: meta.tags,
       });
       this.uploads.delete(UploadId);
       return {};
