@@ -194,8 +194,11 @@ export class BronzeSink extends Construct {
         const to = parseS3Url(clean.moveTo);
         // PutObject covers CopyObject and a multipart copy's create, part copies and complete (a file over
         // 5 GB); Abort frees a failed one's parts. Reading the source is the landing grant above.
+        // Tags: a CopyObject copies a tagged source's tags (read there, written here), and a multipart move
+        // reads them itself (of the manifest's version when it names one) and sets them on the create.
+        allow(['s3:GetObjectTagging', 's3:GetObjectVersionTagging'], [`${landingArn}/${table.prefix}*`]);
         allow(
-          ['s3:PutObject', 's3:AbortMultipartUpload'],
+          ['s3:PutObject', 's3:PutObjectTagging', 's3:AbortMultipartUpload'],
           [`${bucketArnOf(to.bucket)}/${to.prefix === '' ? '' : `${to.prefix}/`}*`],
         );
       }

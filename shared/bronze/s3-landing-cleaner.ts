@@ -1,6 +1,7 @@
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
+  GetObjectTaggingCommand,
   HeadObjectCommand,
   type HeadObjectCommandOutput,
   type S3Client,
@@ -9,7 +10,7 @@ import { classifyAwsError } from '../errors.ts';
 import type { ObjectRef } from '../model.ts';
 import { MIN_PART_BYTES } from './copy-plan.ts';
 import type { LandingCleaner } from './ports.ts';
-import { type MultipartCopyOptions, multipartCopy } from './s3-multipart-copy.ts';
+import { type MultipartCopyOptions, multipartCopy, tagSetHeader } from './s3-multipart-copy.ts';
 
 /** CopyObject copies up to 5 GB in one request; bigger objects take a multipart copy. */
 export const MAX_SINGLE_COPY_BYTES = 5 * 1024 ** 3;
@@ -120,9 +121,18 @@ export class S3LandingCleaner implements LandingCleaner {
       return 'copied';
     }
     try {
+      // The tags a CopyObject would have copied, of the same version the parts come from. Read after the
+      // head: a rewrite after it fails every part (CopySourceIfMatch), so the tags cannot outlive the bytes.
+      const { TagSet } = await this.client.send(
+        new GetObjectTaggingCommand({
+          Bucket: ref.bucket,
+          Key: ref.key,
+          VersionId: ref.versionId ?? undefined,
+        }),
+      );
       await multipartCopy(
         this.client,
-        { copySource: source, versionId: ref.versionId, head },
+        { copySource: source, versionId: ref.versionId, head, tagging: tagSetHeader(TagSet) },
         to,
         this.options,
       );

@@ -5,6 +5,7 @@ import {
   CreateMultipartUploadCommand,
   type HeadObjectCommandOutput,
   type S3Client,
+  type Tag,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { type CopyPart, planCopyParts } from './copy-plan.ts';
@@ -16,6 +17,8 @@ export interface MultipartCopySource {
   readonly versionId: string | null;
   /** The source's `HeadObject`: its size, ETag and the headers a copy should carry over. */
   readonly head: HeadObjectCommandOutput;
+  /** The source's tags as the `x-amz-tagging` header wants them (`tagSetHeader`); absent when it has none. */
+  readonly tagging?: string;
 }
 
 export interface MultipartCopyOptions {
@@ -39,8 +42,9 @@ export async function multipartCopy(
 ): Promise<void> {
   const { head } = source;
   const plan = planCopyParts(head.ContentLength ?? 0, options.partBytes);
-  // UploadPartCopy, unlike CopyObject, carries no metadata over: the complete object gets what the
-  // upload was created with, so the archive keeps the source's content headers as a CopyObject would.
+  // UploadPartCopy, unlike CopyObject, carries no metadata or tags over: the complete object gets what
+  // the upload was created with, so the archive keeps the source's content headers and tags as a
+  // CopyObject would (its MetadataDirective and TaggingDirective default to COPY).
   const { UploadId } = await client.send(
     new CreateMultipartUploadCommand({
       Bucket: to.bucket,
@@ -52,6 +56,7 @@ export async function multipartCopy(
       CacheControl: head.CacheControl,
       Expires: head.Expires,
       Metadata: head.Metadata,
+      Tagging: source.tagging,
     }),
   );
   if (!UploadId) throw new Error('CreateMultipartUpload returned no UploadId');
@@ -106,4 +111,16 @@ async function copyParts(
   await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, plan.length)) }, worker));
   if (failure) throw failure.error;
   return done;
+}
+
+/**
+ * A tag set as the `x-amz-tagging` header: URL query parameters, each key and value percent-encoded (S3
+ * decodes it as a query string, so a literal `+` must be `%2B` or it would read as a space).
+ * @example tagSetHeader([{ Key: 'team', Value: 'a b+c' }]) // 'team=a%20b%2Bc'
+ */
+export function tagSetHeader(tags: readonly Tag[] | undefined): string | undefined {
+  if (!tags || tags.length === 0) return undefined;
+  return tags
+    .map(({ Key, Value }) => `${encodeURIComponent(Key ?? '')}=${encodeURIComponent(Value ?? '')}`)
+    .join('&');
 }
