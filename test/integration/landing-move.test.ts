@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import {
   CreateBucketCommand,
   GetObjectCommand,
+  GetObjectTaggingCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  PutBucketVersioningCommand,
   PutObjectCommand,
   type S3Client,
   UploadPartCopyCommand,
@@ -26,17 +28,28 @@ beforeAll(async () => {
   for (const Bucket of [landing, archive]) await clients.s3.send(new CreateBucketCommand({ Bucket }));
 });
 
-async function landingFile(key: string, body: Uint8Array): Promise<ObjectRef> {
-  await clients.s3.send(
-    new PutObjectCommand({ Bucket: landing, Key: key, Body: body, ContentType: 'application/x-ndjson' }),
+async function landingFile(
+  key: string,
+  body: Uint8Array,
+  options: { bucket?: string; tagging?: string } = {},
+): Promise<ObjectRef> {
+  const bucket = options.bucket ?? landing;
+  const put = await clients.s3.send(
+    new PutObjectCommand({
+      Bucket: bucket,
+      Key: key,
+      Body: body,
+      ContentType: 'application/x-ndjson',
+      Tagging: options.tagging,
+    }),
   );
-  const head = await clients.s3.send(new HeadObjectCommand({ Bucket: landing, Key: key }));
+  const head = await clients.s3.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
   return {
-    bucket: landing,
+    bucket,
     key,
     size: body.length,
     eTag: head.ETag ?? null,
-    versionId: null,
+    versionId: put.VersionId ?? null,
     sequencer: null,
     eventTime: new Date().toISOString(),
   };
@@ -46,6 +59,13 @@ const read = (bucket: string, key: string) =>
   clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key })).then(
     async (r) => ({ bytes: Buffer.from((await r.Body?.transformToByteArray()) ?? []), type: r.ContentType }),
     (e: Error) => (e.name === 'NoSuchKey' ? undefined : Promise.reject(e)),
+  );
+
+const tagsOf = async (bucket: string, key: string) =>
+  Object.fromEntries(
+    ((await clients.s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: key }))).TagSet ?? []).map(
+      (t) => [t.Key, t.Value],
+    ),
   );
 
 const uploadsTo = async (key: string) =>
@@ -66,6 +86,42 @@ describe('cleanSource move in parts on the emulator', () => {
     expect(head.ETag).toMatch(/-3"$/);
     expect(await read(landing, key)).toBeUndefined();
     expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('gone');
+  });
+
+  it("keeps the source's tags, keys and values with space, +, =, / and unicode (the characters S3 allows in tags)", async () => {
+    const key = 'events/tagged.jsonl';
+    const body = randomBytes(11 * MiB);
+    const tags = { team: 'a b+c', 'k=1': 'é/ü:@', empty: '' };
+    const tagging = Object.entries(tags)
+      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+      .join('&');
+    const ref = await landingFile(key, body, { tagging });
+    expect(await tagsOf(landing, key)).toEqual(tags);
+    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
+      'moved',
+    );
+    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: archive, Key: `old/${key}` }));
+    expect(head.ETag).toMatch(/-3"$/);
+    expect(await tagsOf(archive, `old/${key}`)).toEqual(tags);
+  });
+
+  it('takes the tags of the version the manifest names, not of a newer one', async () => {
+    const versioned = uniqueName('move-versioned');
+    await clients.s3.send(new CreateBucketCommand({ Bucket: versioned }));
+    await clients.s3.send(
+      new PutBucketVersioningCommand({ Bucket: versioned, VersioningConfiguration: { Status: 'Enabled' } }),
+    );
+    const key = 'events/versioned.jsonl';
+    const body = randomBytes(11 * MiB);
+    const ref = await landingFile(key, body, { bucket: versioned, tagging: 'stage=raw' });
+    expect(ref.versionId).toBeTruthy();
+    // Rewritten since its event, with other tags: the move must still archive the manifest's version.
+    await landingFile(key, Buffer.from('newer'), { bucket: versioned, tagging: 'stage=rewritten' });
+    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'v' })).toBe(
+      'moved',
+    );
+    expect((await read(archive, `v/${key}`))?.bytes.equals(body)).toBe(true);
+    expect(await tagsOf(archive, `v/${key}`)).toEqual({ stage: 'raw' });
   });
 
   it('a failed part aborts the upload and keeps the source; the replay moves it', async () => {
