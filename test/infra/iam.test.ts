@@ -201,8 +201,7 @@ describe('IAM', () => {
     const sink = grants.filter((g) => /^InletBronze.*ServiceRoleDefaultPolicy/.test(g.id));
     const cleaning = sink
       .filter(
-        (g) =>
-          /^s3:(Delete|PutObject|Abort|Get\w*Tagging)/.test(g.action) && !g.resource.includes('_bronze'),
+        (g) => /^s3:(Delete|PutObject|Abort|Get\w*Tagging)/.test(g.action) && !g.resource.includes('_bronze'),
       )
       .map((g) => `${g.action} ${g.resource}`)
       .sort();

@@ -130,7 +130,8 @@ export class MultipartS3Fake {
       const { Bucket, Key, ContentType, Metadata, Tagging } = command.input;
       const id = `upload-${this.nextId++}`;
       // `Tagging` is the x-amz-tagging header, URL query parameters, decoded as S3 (and moto's parse_qs) do.
-      const tags = Tagging === undefined ? undefined : Object.fromEntries(new URLSearchParams(String(Tagging)));
+      const tags =
+        Tagging === undefined ? undefined : Object.fromEntries(new URLSearchParams(String(Tagging)));
       this.uploads.set(id, {
         bucket: String(Bucket),
         key: String(Key),
