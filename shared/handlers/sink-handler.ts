@@ -60,8 +60,16 @@ export function makeSinkHandler(
         const outcome = await sink.catchUp(table, deadline);
         done.add(table);
         publish(outcome);
-        if (!outcome.caughtUp)
+        if (!outcome.caughtUp) {
+          // SinkVersionsBehind carries no table dimension (docs/bronze.md "Metrics"): this line is where the
+          // falling-behind alarm's runbook finds which tables are behind.
+          deps.log.warn('bronze sink behind', {
+            table,
+            versionsBehind: outcome.behind,
+            deltaVersion: outcome.cursor.deltaVersion,
+          });
           await deps.nudger.nudge(table, outcome.cursor.deltaVersion, sqsRecord.messageId);
+        }
       } catch (error) {
         m.count(METRIC.sinkErrors, 1);
         deps.log.error('bronze sink failed', { table, error: String(error) });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LandingCleaner, SinkCursor } from '../../shared/bronze/ports.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
-import { silentLog } from '../../shared/log.ts';
+import { type Log, silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
@@ -37,7 +37,7 @@ class Cleaner implements LandingCleaner {
   }
 }
 
-function setup(options: { bronze?: Record<string, unknown>; now?: () => number } = {}) {
+function setup(options: { bronze?: Record<string, unknown>; now?: () => number; log?: Log } = {}) {
   const manifests = new Map<number, Manifest>();
   const sources = new MemorySources();
   const delta = new MemoryDelta();
@@ -60,7 +60,7 @@ function setup(options: { bronze?: Record<string, unknown>; now?: () => number }
     heads: { committedHead: async () => manifests.size },
     cleaner: new Cleaner(),
     manifestBucket: 'mb',
-    log: silentLog,
+    log: options.log ?? silentLog,
     now: options.now ?? (() => Date.parse('2026-12-30T00:00:00.000Z')),
     nudger: { nudge: async () => {} },
     metrics,
@@ -112,6 +112,30 @@ describe('the sink publishes what it did as metrics', () => {
 
     expect(total(metrics, METRIC.sinkVersions)).toBe(1);
     expect(total(metrics, METRIC.sinkBehind)).toBe(3);
+  });
+
+  it('names the table it left behind in a warning, which the metric (no table dimension) cannot', async () => {
+    let t = 0;
+    const warnings: { message: string; extra?: Record<string, unknown> }[] = [];
+    const log: Log = { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) };
+    const { handler, commit } = setup({ now: () => (t += 40_000), log });
+    for (const v of [1, 2, 3, 4]) commit(v, { [`in/${v}.json`]: '{"id":1}\n' });
+
+    await handler(sinkEvent([JSON.stringify({ table: 't' })]), { getRemainingTimeInMillis: () => 120_000 });
+
+    // The runbook's Logs Insights query (docs/bronze.md "Metrics") filters on this message and these fields.
+    expect(warnings).toEqual([
+      { message: 'bronze sink behind', extra: { table: 't', versionsBehind: 3, deltaVersion: 0 } },
+    ]);
+  });
+
+  it('warns of nothing when it caught up', async () => {
+    const warnings: string[] = [];
+    const log: Log = { ...silentLog, warn: (message) => warnings.push(message) };
+    const { handler, commit } = setup({ log });
+    commit(1, { 'in/a.json': '{"id":1}\n' });
+    await handler(sinkEvent([JSON.stringify({ table: 't' })]), { getRemainingTimeInMillis: () => 900_000 });
+    expect(warnings).toEqual([]);
   });
 
   it('counts a failed run as an error', async () => {
