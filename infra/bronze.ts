@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { GraphWidget, type IWidget, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -17,14 +16,13 @@ import {
   ScheduleTargetInput,
 } from 'aws-cdk-lib/aws-scheduler';
 import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
 import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import type { PipelineConfig } from '../shared/config.ts';
 import { tableKey } from '../shared/ledger/keys.ts';
-import { METRIC, METRICS_NAMESPACE, SERVICE } from '../shared/names.ts';
+import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
 import { projectRoot } from '../shared/project-root.ts';
 import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
@@ -35,8 +33,6 @@ export interface BronzeSinkProps {
   readonly config: PipelineConfig;
   readonly eventBus: IEventBus;
   readonly logRetention: RetentionDays;
-  /** Where the DLQ alarm goes: a table stopped by `failOnNewColumns` or a conflict lands there. */
-  readonly alarmTopic: ITopic;
   /** @default Duration.minutes(15) */
   readonly timeout?: Duration;
   /** @default 512 (a file being built is at most maxFileBytes, 32 MiB by default, plus one row group) */
@@ -52,6 +48,9 @@ export class BronzeSink extends Construct {
   readonly fn: NodejsFunction;
   readonly queue: Queue;
   readonly dlq: Queue;
+  readonly timeout: Duration;
+  /** The sink queue's visibility timeout: how long a message whose run failed waits for its retry. */
+  readonly retryAfter: Duration;
 
   /** A BronzeSink when some table asks for one, else undefined (nothing deployed). */
   static maybe(scope: Construct, id: string, props: BronzeSinkProps): BronzeSink | undefined {
@@ -62,13 +61,16 @@ export class BronzeSink extends Construct {
     super(scope, id);
     const { state, config } = props;
     const timeout = props.timeout ?? Duration.minutes(15);
+    this.timeout = timeout;
+    // Six times the function timeout, as Lambda asks of a queue it polls, so a run is never received twice.
+    this.retryAfter = Duration.seconds(timeout.toSeconds() * 6);
     const queueDefaults = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, fifo: true };
     this.dlq = new Queue(this, 'SinkDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
     this.queue = new Queue(this, 'SinkQueue', {
       ...queueDefaults,
       // Events differ in id and time, so this only drops the sink's own repeated nudges; duplicates are harmless.
       contentBasedDeduplication: true,
-      visibilityTimeout: Duration.seconds(timeout.toSeconds() * 6),
+      visibilityTimeout: this.retryAfter,
       retentionPeriod: Duration.days(14),
       deadLetterQueue: { queue: this.dlq, maxReceiveCount: 10 },
     });
@@ -93,36 +95,6 @@ export class BronzeSink extends Construct {
     });
     this.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true }));
 
-    // A message here means a table's sink keeps failing (failOnNewColumns, a foreign commit): it has stopped.
-    const dlqAlarm = new Alarm(this, 'SinkDlqAlarm', {
-      alarmDescription: 'Bronze sink messages dead-lettered: a Delta table has stopped (see the sink logs)',
-      metric: this.dlq.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    dlqAlarm.addAlarmAction(new SnsAction(props.alarmTopic));
-    // A run only reports versions behind when it used its whole time budget and stopped short (a run that
-    // catches up reports 0). Some run stopping short in each quarter hour for an hour means the sink has been
-    // writing flat out and still not caught up: it is not keeping up with the commits.
-    const lagAlarm = new Alarm(this, 'SinkFallingBehindAlarm', {
-      alarmDescription:
-        'The bronze sink has stopped short of the manifest head in every quarter hour for an hour: it is not keeping up (SinkVersionsBehind)',
-      metric: new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: METRIC.sinkBehind,
-        dimensionsMap: { service: SERVICE.sink },
-        statistic: 'Maximum',
-        period: Duration.minutes(15),
-      }),
-      threshold: 1,
-      evaluationPeriods: 4,
-      datapointsToAlarm: 4,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    lagAlarm.addAlarmAction(new SnsAction(props.alarmTopic));
     const bronzeTables = config.tables.filter((t) => t.bronze);
     for (const table of bronzeTables) {
       new Rule(this, `Committed-${table.name}`, {
@@ -215,6 +187,46 @@ export class BronzeSink extends Construct {
       id: 'AwsSolutions-SQS3',
       reason: 'It is the dead-letter queue of the sink queue and of its EventBridge rules.',
     });
+  }
+
+  /** One of the sink's metrics (namespace `Inlet`, `service = inlet-sink`, docs/bronze.md "Metrics"). */
+  metric(name: MetricName, statistic = 'Sum', period = Duration.minutes(1)): Metric {
+    return new Metric({
+      namespace: METRICS_NAMESPACE,
+      metricName: name,
+      dimensionsMap: { service: SERVICE.sink },
+      statistic,
+      period,
+    });
+  }
+
+  /** The sink's row of the pipeline dashboard (infra/monitoring.ts places it): output, then lag. */
+  widgets(): IWidget[] {
+    const m = (name: MetricName, statistic?: string) => this.metric(name, statistic);
+    return [
+      new GraphWidget({
+        title: 'Bronze sink: versions, files',
+        left: [m(METRIC.sinkVersions), m(METRIC.sinkDataFiles), m(METRIC.sinkFilesCleaned)],
+        right: [m(METRIC.sinkDataBytes)],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Bronze sink: rows',
+        left: [m(METRIC.sinkRows), m(METRIC.sinkRescued)],
+        width: 8,
+      }),
+      new GraphWidget({
+        title: 'Bronze sink: versions behind, oldest message (s)',
+        left: [m(METRIC.sinkBehind, 'Maximum')],
+        right: [
+          this.queue.metricApproximateAgeOfOldestMessage({
+            period: Duration.minutes(1),
+            statistic: 'Maximum',
+          }),
+        ],
+        width: 8,
+      }),
+    ];
   }
 
   /**

@@ -123,7 +123,6 @@ export class IngestionPipeline extends Construct {
       state: this.state,
       config: this.config,
       eventBus: this.eventBus,
-      alarmTopic: this.alarmTopic,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
@@ -134,6 +133,7 @@ export class IngestionPipeline extends Construct {
       functions: this.functions,
       stateMachine: this.backfill.stateMachine,
       eventsDlq: this.eventsDlq,
+      sink: this.bronze,
     });
 
     const prefixes = notificationPrefixes(props.tables);

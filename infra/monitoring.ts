@@ -15,6 +15,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
+import type { BronzeSink } from './bronze.ts';
 import type { PipelineFunctions } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
@@ -28,6 +29,8 @@ export interface MonitoringProps {
   readonly stateMachine: IStateMachine;
   /** The EventBridge rule's dead-letter queue, in eventbridge mode. */
   readonly eventsDlq?: IQueue;
+  /** The bronze sink, when a table has `bronze`: charted and alarmed like the other functions. */
+  readonly sink?: BronzeSink;
 }
 
 /**
@@ -76,6 +79,7 @@ export class Monitoring extends Construct {
     const committer = (name: MetricName, statistic?: string) => m(SERVICE.committer, name, statistic);
     const sweeper = (name: MetricName) => m(SERVICE.sweeper, name);
     const backfill = (name: MetricName) => m(SERVICE.backfill, name);
+    const { sink } = props;
 
     const dlqDepth = (label: string, metric: IMetric) => ({ label, metric });
     const ingestDlq = state.ingestDlq.metricApproximateNumberOfMessagesVisible({
@@ -83,6 +87,10 @@ export class Monitoring extends Construct {
       statistic: 'Maximum',
     });
     const commitDlq = state.commitDlq.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
+    const sinkDlq = sink?.dlq.metricApproximateNumberOfMessagesVisible({
       period: Duration.minutes(1),
       statistic: 'Maximum',
     });
@@ -117,7 +125,11 @@ export class Monitoring extends Construct {
           }),
           new GraphWidget({
             title: 'DLQ depth',
-            left: [dlqDepth('ingest', ingestDlq).metric, dlqDepth('commit', commitDlq).metric],
+            left: [
+              dlqDepth('ingest', ingestDlq).metric,
+              dlqDepth('commit', commitDlq).metric,
+              ...(sinkDlq ? [dlqDepth('sink', sinkDlq).metric] : []),
+            ],
             width: 8,
           }),
           new GraphWidget({ title: 'Oldest ingest message (s)', left: [oldest], width: 8 }),
@@ -132,6 +144,7 @@ export class Monitoring extends Construct {
               batcher(METRIC.fenced),
               sweeper(METRIC.stalePending),
               sweeper(METRIC.staleBatches),
+              ...(sink ? [sink.metric(METRIC.sinkErrors)] : []),
             ],
             width: 24,
           }),
@@ -149,6 +162,7 @@ export class Monitoring extends Construct {
             width: 24,
           }),
         ],
+        ...(sink ? [sink.widgets()] : []),
       ],
     });
 
@@ -211,6 +225,7 @@ export class Monitoring extends Construct {
       ['Committer', props.functions.committer],
       ['Sweeper', props.functions.sweeper],
       ['Backfill', props.functions.backfill],
+      ...(sink ? [['Sink', sink.fn] as const] : []),
     ] as const) {
       alarm(
         `${name}Errors`,
@@ -260,6 +275,7 @@ export class Monitoring extends Construct {
       1,
       'A sealed batch waited longer than the sweep interval for its commit.',
     );
+    if (sink && sinkDlq) this.sinkAlarms(sink, sinkDlq, props.maxMessageAge, alarm);
     if (props.reconcile) {
       alarm(
         'ReconcileFoundMissing',
@@ -268,5 +284,39 @@ export class Monitoring extends Construct {
         'Reconcile found files the ledger never saw (lost S3 events) and enqueued them: check the notification setup.',
       );
     }
+  }
+  private sinkAlarms(
+    sink: BronzeSink,
+    dlq: IMetric,
+    maxMessageAge: Duration,
+    alarm: (name: string, metric: IMetric, threshold: number, description: string, periods?: number) => void,
+  ): void {
+    alarm(
+      'SinkDlqNotEmpty',
+      dlq,
+      1,
+      'Bronze sink messages dead-lettered: a Delta table has stopped (failOnNewColumns, a foreign commit; see the sink logs).',
+    );
+    // A run whose message fails is retried after the queue's visibility timeout (six sink timeouts), and the
+    // retry may itself run a whole timeout: one failure ages the oldest message to at most their sum. Held 5
+    // minutes past that means the group is failing again and again, or nothing consumes the queue. A sink
+    // that is only behind is the falling-behind alarm's (an hour), which fires first.
+    alarm(
+      'SinkQueueOldestMessageAge',
+      sink.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      Math.max(maxMessageAge.toSeconds(), sink.retryAfter.toSeconds() + sink.timeout.toSeconds()),
+      "A bronze table's sink messages wait past a failed run's retry: its FIFO group keeps failing or the sink is not consuming (see SinkErrors and the sink logs).",
+      5,
+    );
+    // A run only reports versions behind when it used its whole time budget and stopped short (a run that
+    // catches up reports 0). Some run stopping short in each quarter hour for an hour means the sink has been
+    // writing flat out and still not caught up: it is not keeping up with the commits.
+    alarm(
+      'SinkFallingBehind',
+      sink.metric(METRIC.sinkBehind, 'Maximum', Duration.minutes(15)),
+      1,
+      "The bronze sink has stopped short of the manifest head in every quarter hour for an hour (SinkVersionsBehind). Which tables: Logs Insights on the sink's log group, filter message = 'bronze sink behind' | stats max(versionsBehind) by table.",
+      4,
+    );
   }
 }

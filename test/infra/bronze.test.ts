@@ -112,6 +112,110 @@ describe('bronze sink infra', () => {
   });
 });
 
+/** The dashboard body with each CloudFormation token as `<LogicalId>`, parsed: its widgets' metric arrays. */
+function dashboardMetrics(t: Template): { title: string; metrics: unknown[][] }[] {
+  const [dashboard] = Object.values(t.findResources('AWS::CloudWatch::Dashboard'));
+  const body = dashboard?.Properties.DashboardBody as string | { 'Fn::Join': [string, unknown[]] };
+  const text =
+    typeof body === 'string'
+      ? body
+      : body['Fn::Join'][1]
+          .map((part) => {
+            if (typeof part === 'string') return part;
+            const token = part as { Ref?: string; 'Fn::GetAtt'?: string[] };
+            return `<${token.Ref ?? token['Fn::GetAtt']?.[0] ?? '?'}>`;
+          })
+          .join('');
+  const { widgets } = JSON.parse(text) as {
+    widgets: { properties: { title: string; metrics?: unknown[][] } }[];
+  };
+  return widgets.map((w) => ({ title: w.properties.title, metrics: w.properties.metrics ?? [] }));
+}
+
+/** `Namespace/MetricName dimension=value`, as an operator reads a graph's legend. */
+function metricNames(metrics: unknown[][]): string[] {
+  return metrics.map((m) => {
+    const [namespace, name, ...rest] = m.filter((x) => typeof x === 'string') as string[];
+    return `${namespace}/${name} ${rest.join('=')}`;
+  });
+}
+
+describe('the sink beside the other functions in monitoring', () => {
+  const bronze = template([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }]);
+  const alarms = Object.values(bronze.findResources('AWS::CloudWatch::Alarm')).map(
+    (a) => a.Properties as Record<string, unknown>,
+  );
+  const onSink = (a: Record<string, unknown>, id: RegExp) => id.test(JSON.stringify(a.Dimensions));
+
+  it("alarms on the sink function's errors and throttles, like the batcher's and committer's", () => {
+    for (const metric of ['Errors', 'Throttles']) {
+      const sink = alarms.filter(
+        (a) =>
+          a.Namespace === 'AWS/Lambda' && a.MetricName === metric && onSink(a, /InletBronzeSink[0-9A-F]{8}"/),
+      );
+      expect(sink).toHaveLength(1);
+      expect(sink[0]).toMatchObject({ Statistic: 'Sum', Period: 300, Threshold: 1 });
+    }
+    // Five functions now: batcher, committer, sweeper, backfill and the sink.
+    expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Errors')).toHaveLength(5);
+  });
+
+  it("alarms once on the sink DLQ, and on the sink queue's oldest message only past a failed run's retry", () => {
+    const dlq = alarms.filter(
+      (a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && onSink(a, /InletBronzeSinkDlq/),
+    );
+    expect(dlq).toHaveLength(1);
+    expect(dlq[0]).toMatchObject({ Statistic: 'Maximum', Threshold: 1 });
+    const age = alarms.filter(
+      (a) => a.MetricName === 'ApproximateAgeOfOldestMessage' && onSink(a, /InletBronzeSinkQueue/),
+    );
+    expect(age).toHaveLength(1);
+    // A failed message is retried after the visibility timeout (6 x 15 min) and its retry runs up to 15 min:
+    // 105 minutes, held 5 minutes, so one failure never alarms and a group failing again and again does.
+    expect(age[0]).toMatchObject({
+      Statistic: 'Maximum',
+      Threshold: 105 * 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 5,
+    });
+  });
+
+  it("sends every alarm, the sink's too, to the alarm topic", () => {
+    expect(alarms.length).toBeGreaterThan(16);
+    for (const alarm of alarms)
+      expect(alarm.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^InletAlarms/) }]);
+  });
+
+  it("charts the sink's metrics, queue and DLQ on the dashboard beside the other functions'", () => {
+    const widgets = dashboardMetrics(bronze);
+    const all = widgets.flatMap((w) => metricNames(w.metrics));
+    for (const name of [
+      'SinkVersionsWritten',
+      'SinkRowsWritten',
+      'SinkRowsRescued',
+      'SinkDataFilesWritten',
+      'SinkDataBytesWritten',
+      'SinkSourceFilesCleaned',
+      'SinkVersionsBehind',
+      'SinkErrors',
+    ])
+      expect(all).toContain(`Inlet/${name} service=inlet-sink`);
+    // In the shared widgets: the sink's errors under Trouble, its DLQ under DLQ depth.
+    const trouble = widgets.find((w) => w.title === 'Trouble');
+    expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkErrors service=inlet-sink');
+    const dlq = widgets.find((w) => w.title === 'DLQ depth');
+    expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkDlq/.test(m))).toBe(true);
+    expect(
+      all.some((m) => m.startsWith('AWS/SQS/ApproximateAgeOfOldestMessage') && /SinkQueue/.test(m)),
+    ).toBe(true);
+  });
+
+  it('charts no sink on a stack without bronze tables', () => {
+    const plain = dashboardMetrics(template([{ name: 'orders', prefix: 'orders/' }]));
+    expect(plain.flatMap((w) => metricNames(w.metrics)).filter((m) => /Sink/.test(m))).toEqual([]);
+  });
+});
+
 describe('bronze sink under cdk-nag AwsSolutions', () => {
   it('has every finding fixed or acknowledged with its reason', () => {
     const app = cdkApp();
