@@ -63,9 +63,11 @@ export function allowAlarmsToPublish(topic: ITopic): void {
 export class Monitoring extends Construct {
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
+  private readonly alarmTopic: ITopic;
 
   constructor(scope: Construct, id: string, props: MonitoringProps) {
     super(scope, id);
+    this.alarmTopic = props.alarmTopic;
     const { state } = props;
     const m = (service: string, name: MetricName, statistic = 'Sum') =>
       new Metric({
@@ -166,32 +168,13 @@ export class Monitoring extends Construct {
       ],
     });
 
-    const alarm = (
-      name: string,
-      metric: IMetric,
-      threshold: number,
-      description: string,
-      consecutivePeriods = 1,
-    ) => {
-      const a = new Alarm(this, name, {
-        metric,
-        threshold,
-        evaluationPeriods: consecutivePeriods,
-        datapointsToAlarm: consecutivePeriods > 1 ? consecutivePeriods : undefined,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-        alarmDescription: description,
-      });
-      a.addAlarmAction(new SnsAction(props.alarmTopic));
-      this.alarms.push(a);
-    };
-    alarm(
+    this.alarm(
       'IngestDlqNotEmpty',
       ingestDlq,
       1,
       'Ingest messages failed 10 times: files not ingested until redriven (inlet dlq redrive).',
     );
-    alarm(
+    this.alarm(
       'CommitDlqNotEmpty',
       commitDlq,
       1,
@@ -202,14 +185,14 @@ export class Monitoring extends Construct {
     // message by up to ~15 minutes while the queue is otherwise healthy. The default threshold (30 minutes)
     // held for five consecutive minutes leaves room for that, and still catches a pipeline falling behind
     // (or a message that keeps failing: the DLQ alarm catches those after 10 receives).
-    alarm(
+    this.alarm(
       'OldestMessageAge',
       oldest,
       props.maxMessageAge.toSeconds(),
       'Ingestion is falling behind the landing rate (retries alone stay under this).',
       5,
     );
-    alarm(
+    this.alarm(
       'CommitQueueOldestMessageAge',
       state.commitQueue.metricApproximateAgeOfOldestMessage({
         period: Duration.minutes(1),
@@ -227,27 +210,27 @@ export class Monitoring extends Construct {
       ['Backfill', props.functions.backfill],
       ...(sink ? [['Sink', sink.fn] as const] : []),
     ] as const) {
-      alarm(
+      this.alarm(
         `${name}Errors`,
         fn.metricErrors(fiveMinutes),
         1,
         `The ${name.toLowerCase()} threw or timed out: its whole batch or run failed (see its logs).`,
       );
-      alarm(
+      this.alarm(
         `${name}Throttles`,
         fn.metricThrottles(fiveMinutes),
         1,
         `Lambda throttled the ${name.toLowerCase()}: the account's concurrency is exhausted.`,
       );
     }
-    alarm(
+    this.alarm(
       'BackfillExecutionsFailed',
       props.stateMachine.metricFailed(fiveMinutes),
       1,
       'A backfill, reprocess or reconcile run failed: its output names the last key done (resume with startAfter).',
     );
     if (props.eventsDlq) {
-      alarm(
+      this.alarm(
         'EventsDlqNotEmpty',
         props.eventsDlq.metricApproximateNumberOfMessagesVisible({
           period: Duration.minutes(1),
@@ -257,27 +240,27 @@ export class Monitoring extends Construct {
         'EventBridge could not deliver S3 events to the ingest queue: those files are not ingested until their events are re-sent or a backfill runs.',
       );
     }
-    alarm(
+    this.alarm(
       'CommitErrors',
       committer(METRIC.commitErrors),
       1,
       'The committer failed; a ManifestConflictError means a fork was refused.',
     );
-    alarm(
+    this.alarm(
       'VersionPendingTooLong',
       sweeper(METRIC.stalePending),
       1,
       'A reserved version waited longer than the sweep interval.',
     );
-    alarm(
+    this.alarm(
       'SealedBatchStalled',
       sweeper(METRIC.staleBatches),
       1,
       'A sealed batch waited longer than the sweep interval for its commit.',
     );
-    if (sink && sinkDlq) this.sinkAlarms(sink, sinkDlq, props.maxMessageAge, alarm);
+    if (sink && sinkDlq) this.sinkAlarms(sink, sinkDlq, props.maxMessageAge);
     if (props.reconcile) {
-      alarm(
+      this.alarm(
         'ReconcileFoundMissing',
         backfill(METRIC.reconcileMissing),
         1,
@@ -285,13 +268,30 @@ export class Monitoring extends Construct {
       );
     }
   }
-  private sinkAlarms(
-    sink: BronzeSink,
-    dlq: IMetric,
-    maxMessageAge: Duration,
-    alarm: (name: string, metric: IMetric, threshold: number, description: string, periods?: number) => void,
-  ): void {
-    alarm(
+  /** An alarm to the topic when `metric` >= `threshold` in `consecutivePeriods` periods running. */
+  private alarm(
+    name: string,
+    metric: IMetric,
+    threshold: number,
+    description: string,
+    consecutivePeriods = 1,
+  ) {
+    const a = new Alarm(this, name, {
+      metric,
+      threshold,
+      evaluationPeriods: consecutivePeriods,
+      datapointsToAlarm: consecutivePeriods > 1 ? consecutivePeriods : undefined,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: description,
+    });
+    a.addAlarmAction(new SnsAction(this.alarmTopic));
+    this.alarms.push(a);
+  }
+
+  /** The bronze sink's: its DLQ, its queue's age past a failed run's retry, and its lag. */
+  private sinkAlarms(sink: BronzeSink, dlq: IMetric, maxMessageAge: Duration): void {
+    this.alarm(
       'SinkDlqNotEmpty',
       dlq,
       1,
@@ -301,7 +301,7 @@ export class Monitoring extends Construct {
     // retry may itself run a whole timeout: one failure ages the oldest message to at most their sum. Held 5
     // minutes past that means the group is failing again and again, or nothing consumes the queue. A sink
     // that is only behind is the falling-behind alarm's (an hour), which fires first.
-    alarm(
+    this.alarm(
       'SinkQueueOldestMessageAge',
       sink.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
       Math.max(maxMessageAge.toSeconds(), sink.retryAfter.toSeconds() + sink.timeout.toSeconds()),
@@ -311,7 +311,7 @@ export class Monitoring extends Construct {
     // A run only reports versions behind when it used its whole time budget and stopped short (a run that
     // catches up reports 0). Some run stopping short in each quarter hour for an hour means the sink has been
     // writing flat out and still not caught up: it is not keeping up with the commits.
-    alarm(
+    this.alarm(
       'SinkFallingBehind',
       sink.metric(METRIC.sinkBehind, 'Maximum', Duration.minutes(15)),
       1,
