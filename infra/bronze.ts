@@ -128,22 +128,18 @@ export class BronzeSink extends Construct {
       ['s3:GetObject'],
       bronzeTables.map((t) => state.manifestBucket.arnForObjects(`${t.name}/_manifests/*`)),
     );
-    // Landing files; ListBucket so a deleted file reads as 404 (without it S3 answers 403).
-    const landingBuckets = [
-      state.landingBucket.bucketArn,
-      ...new Set(
-        bronzeTables.flatMap((t) =>
-          t.bucket
-            ? [Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: t.bucket })]
-            : [],
-        ),
-      ),
-    ];
+    const bucketArnOf = (name: string) =>
+      Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: name });
+    const landingOf = (table: { readonly bucket?: string }) =>
+      table.bucket ? bucketArnOf(table.bucket) : state.landingBucket.bucketArn;
+    // Landing files, only under the bronze tables' prefixes: routing puts a table's files under its prefix
+    // (a reprocess target is a table over the same prefix). ListBucket so a deleted file reads as 404
+    // (without it S3 answers 403).
     allow(
       ['s3:GetObject', 's3:GetObjectVersion'],
-      landingBuckets.map((arn) => `${arn}/*`),
+      [...new Set(bronzeTables.map((t) => `${landingOf(t)}/${t.prefix}*`))],
     );
-    allow(['s3:ListBucket'], landingBuckets);
+    allow(['s3:ListBucket'], [...new Set(bronzeTables.map(landingOf))]);
     for (const { name, bronze } of config.tables.flatMap((t) =>
       t.bronze ? [{ name: t.name, bronze: t.bronze }] : [],
     )) {
@@ -155,12 +151,10 @@ export class BronzeSink extends Construct {
       allow(['s3:ListBucket'], [bucketArn]);
     }
     // cleanSource: delete (and, for move, write the archive) only under the tables that ask for it.
-    const bucketArnOf = (name: string) =>
-      Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: name });
     for (const table of bronzeTables) {
       const clean = table.bronze?.cleanSource;
       if (!clean) continue;
-      const landingArn = table.bucket ? bucketArnOf(table.bucket) : state.landingBucket.bucketArn;
+      const landingArn = landingOf(table);
       allow(['s3:DeleteObject', 's3:DeleteObjectVersion'], [`${landingArn}/${table.prefix}*`]);
       if (clean.moveTo) {
         const to = parseS3Url(clean.moveTo);

@@ -184,6 +184,32 @@ describe('IAM', () => {
     );
   });
 
+  it("lets the bronze sink read landing files only under its tables' prefixes", () => {
+    const sinkReads = (tables: InletStackProps['tables']) =>
+      allows(synth({ tables }))
+        .filter((g) => /^InletBronze.*ServiceRoleDefaultPolicy/.test(g.id))
+        .filter((g) => /^s3:GetObject(Version)?$/.test(g.action) && !/Manifests|_bronze/.test(g.resource))
+        .map((g) => `${g.action} ${g.resource}`)
+        .sort();
+    // A table's files are under its prefix (routing), in the landing bucket or the table's own bucket; a
+    // table without a sink (clicks) is not read.
+    expect(
+      sinkReads([
+        { name: 'orders', prefix: 'orders/', bronze: { format: 'json' } },
+        { name: 'clicks', prefix: 'clicks/' },
+        // `bucket` is a config field (shared/config.ts) the construct's props do not declare.
+        { name: 'logs', prefix: 'app/', bucket: 'other-landing', bronze: { format: 'json' } } as never,
+      ]),
+    ).toEqual(
+      [
+        's3:GetObject Landing/orders/*',
+        's3:GetObjectVersion Landing/orders/*',
+        's3:GetObject arn:<AWS::Partition>:s3:::other-landing/app/*',
+        's3:GetObjectVersion arn:<AWS::Partition>:s3:::other-landing/app/*',
+      ].sort(),
+    );
+  });
+
   it('gives the bronze sink delete (and archive writes) only under the tables with cleanSource', () => {
     const grants = allows(
       synth({
