@@ -13,8 +13,9 @@ import { METRICS_NAMESPACE, SERVICE } from '../names.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import type { SinkDeps } from '../usecases/sink.ts';
 import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
-import { S3DeltaStore, S3SourceObjects } from './s3-delta-store.ts';
+import { S3DeltaStore } from './s3-delta-store.ts';
 import { S3LandingCleaner } from './s3-landing-cleaner.ts';
+import { S3SourceObjects } from './s3-source-objects.ts';
 import { type SinkNudger, SqsSinkNudger } from './sink-queue.ts';
 
 export type SinkRuntime = SinkDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink };

@@ -1,6 +1,6 @@
 /**
  * The bronze sink's ports over the simulation's fakes, written as the adapters are
- * (shared/bronze/s3-delta-store.ts, dynamodb-sink-cursor.ts, sink-queue.ts): the Delta table lives in the
+ * (shared/bronze/s3-delta-store.ts, s3-source-objects.ts, dynamodb-sink-cursor.ts, sink-queue.ts): the Delta table lives in the
  * same S3 bucket as the manifests, its log entries written with `If-None-Match: *` (412 and 409 both
  * "exists", as the adapter maps them); the cursor is a conditional put on the ledger table; every call goes
  * through the SDK fault model on behalf of one worker, so it can be throttled, refused, or applied with its
