@@ -114,13 +114,13 @@ export class LocalRunner {
     }
   }
 
-  /** Every bronze table's Delta version is its manifest head - 1. */
+  /** Every bronze table holds its manifest head wholly (the sink's cursor is past its last version). */
   async sinksCaughtUp(): Promise<boolean> {
     const sink = this.sink;
     if (!sink) return true;
     for (const table of sink.tables) {
       const head = (await this.runtimes.sweeper.ledger.getTable(table)).head;
-      if ((await sink.runtime.cursors.get(table)).deltaVersion !== head - 1) return false;
+      if ((await sink.runtime.cursors.get(table)).manifestVersion !== head) return false;
     }
     return true;
   }

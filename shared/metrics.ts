@@ -47,6 +47,8 @@ export const METRIC = {
   sinkDataBytes: 'SinkDataBytesWritten',
   /** cleanSource: landing files deleted or moved (a file over 5 GB too: it is copied in parts). */
   sinkFilesCleaned: 'SinkSourceFilesCleaned',
+  /** Landing files a committed part could not read (each logged at WARN with the reason). */
+  sinkSourcesMissing: 'SinkSourcesMissing',
   /** Committed manifest versions not yet in the Delta table after a run (0 when it caught up). */
   sinkBehind: 'SinkVersionsBehind',
   /** Sink runs that failed (the message is retried, then dead-lettered). */

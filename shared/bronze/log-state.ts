@@ -7,6 +7,9 @@
 export interface ProtocolAction {
   readonly minReaderVersion: number;
   readonly minWriterVersion: number;
+  /** Only with reader version 3 / writer version 7 (PROTOCOL.md "Table Features"). */
+  readonly readerFeatures?: readonly string[];
+  readonly writerFeatures?: readonly string[];
 }
 
 export interface MetaDataAction {
@@ -110,7 +113,7 @@ export function applyCommit(state: LogState, version: number, text: string): voi
 }
 
 /** Rows of a live file, from its `stats.numRecords` (0 when a writer left stats out). */
-export function rowsOf(add: AddAction): number {
+export function rowsOf(add: Pick<AddAction, 'stats'>): number {
   if (!add.stats) return 0;
   return (JSON.parse(add.stats) as { numRecords?: number }).numRecords ?? 0;
 }

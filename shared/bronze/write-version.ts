@@ -1,75 +1,133 @@
 import type { Manifest } from '../manifest.ts';
 import type { ObjectRef } from '../model.ts';
 import type { BronzeConfig } from './config.ts';
-import { buildCommit, deltaVersionOf, parseCommit } from './delta-log.ts';
-import { DeltaCommitConflictError, NewColumnsError } from './errors.ts';
-import { type DataFile, ParquetSplitter } from './parquet-file.ts';
-import { parquetRecords } from './parquet-records.ts';
-import type { DeltaStore, SourceObjects } from './ports.ts';
-import { readRecords, type SourceRecord } from './records.ts';
-import { corruptRow, decideSchema, fitRecord, SchemaObserver, type TableSchema } from './schema.ts';
+import { buildCommit } from './delta-log.ts';
+import { NewColumnsError } from './errors.ts';
+import { fetchLanding, type HoldBudget, type LandingFile, landingRecords } from './landing-reads.ts';
+import { ParquetSplitter } from './parquet-file.ts';
+import type { DeltaStore, SinkPosition, SourceObjects } from './ports.ts';
+import { readAhead } from './read-ahead.ts';
+import { corruptRow, decideSchema, fitRecord, SchemaObserver } from './schema.ts';
+import { headSchema, type TableHead } from './table-head.ts';
 
-export interface WriteVersionInput {
+/** How much of a manifest version one Delta commit (a part) covers, and how it is read. */
+export interface PartLimits {
+  /** Landing files per part. */
+  readonly maxFiles: number;
+  /**
+   * Their bytes by the manifest's sizes: a part's files are held in memory between its two passes, so this
+   * bounds memory. A file bigger than this is a part of its own, read twice instead of held.
+   */
+  readonly maxBytes: number;
+  /** Landing reads in flight at once. */
+  readonly concurrency: number;
+}
+
+/**
+ * 20,000 files is the committer's own default cap on a version (so a default version of small files is one
+ * commit), 64 MiB what a 512 MB function holds beside a data file being built; 16 reads at S3's tens of
+ * milliseconds make 20,000 small files about 30 s of waiting.
+ */
+export const DEFAULT_PART_LIMITS: PartLimits = {
+  maxFiles: 20_000,
+  maxBytes: 64 * 1024 * 1024,
+  concurrency: 16,
+};
+
+/** Files `[from, to)` of a manifest version. */
+export interface FileRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * The part starting at file `from`: as many files as fit `limits` (at least one). A function of the
+ * manifest, the position and the limits, so every run (and every racing sink) plans the same part.
+ */
+export function planPart(manifest: Manifest, from: number, limits: PartLimits): FileRange {
+  let to = from;
+  let bytes = 0;
+  while (to < manifest.files.length && to - from < limits.maxFiles) {
+    const size = manifest.files[to]?.size ?? 0;
+    if (to > from && bytes + size > limits.maxBytes) break;
+    bytes += size;
+    to += 1;
+  }
+  return { from, to };
+}
+
+/** The invocation's time ran out inside a part: its data files are orphans, nothing was committed. */
+export class OutOfTimeError extends Error {
+  constructor() {
+    super('out of time inside a part of a version');
+    this.name = 'OutOfTimeError';
+  }
+}
+
+export interface WritePartInput {
   readonly table: string;
-  /** `s3://bucket/prefix`, for the table id and logs. */
+  /** `s3://bucket/prefix`, for a new table's id. */
   readonly location: string;
   readonly config: BronzeConfig;
   readonly manifest: Manifest;
-  /** The table's schema before this version; undefined before the first. */
-  readonly schema: TableSchema | undefined;
+  readonly files: FileRange;
+  /** The table before this part: its schema and metaData. */
+  readonly head: TableHead;
+  /** Unique per attempt: in every data file's name. */
+  readonly attempt: string;
+  readonly limits: PartLimits;
+  /** epoch ms: past it the part is abandoned (`OutOfTimeError`) rather than killed by Lambda mid-way. */
+  readonly finishBy: number;
   /** Rows per row group; tests make it small to exercise splitting. */
   readonly rowGroupRows?: number;
 }
 
-export interface WriteVersionResult {
-  readonly deltaVersion: number;
-  readonly result: 'committed' | 'already-committed';
-  readonly schema: TableSchema;
+/** A part whose data files are written and whose commit is ready to put. */
+export interface PreparedPart {
+  readonly body: string;
+  /** Where the table stands once it is committed. */
+  readonly end: SinkPosition;
   readonly rows: number;
   readonly rescued: number;
-  readonly files: number;
-  /** Bytes of the data files the commit adds. */
+  readonly dataFiles: number;
   readonly bytes: number;
+  /** Landing files that could not be read, and why (the commit records their URLs). */
+  readonly missing: ReadonlyArray<{ readonly url: string; readonly reason: string }>;
 }
 
 const sourceUrl = (ref: ObjectRef) => `s3://${ref.bucket}/${ref.key}`;
 
-/** A landing file's records, or undefined when it no longer exists. */
-async function openRecords(
-  sources: SourceObjects,
-  format: BronzeConfig['format'],
-  ref: ObjectRef,
-): Promise<AsyncIterable<SourceRecord> | undefined> {
-  if (format === 'parquet') {
-    const file = await sources.openRandom(ref);
-    return file && parquetRecords(file);
-  }
-  const body = await sources.open(ref);
-  return body && readRecords(format, body);
-}
-
 /**
- * One manifest version -> one Delta commit (docs/bronze.md, "Writing a version"). Two passes over the
- * version's files, both streamed: the first infers the columns, the second writes rows under the schema
- * decided in between. Every step is safe to repeat: data file names are per version, the commit is a
- * conditional put, and a commit already there (ours) is only read.
+ * Files `[from, to)` of a manifest version as Parquet data files and the commit that adds them
+ * (docs/bronze.md, "Writing a version"). Two passes: the first infers the columns (reading the files in
+ * parallel and holding the small ones), the second writes rows under the schema decided in between. Nothing
+ * is committed here; every data file has a name of its own, so an abandoned attempt leaves only orphans.
  */
-export async function writeVersion(
-  deps: { readonly sources: SourceObjects; readonly delta: DeltaStore },
-  input: WriteVersionInput,
-): Promise<WriteVersionResult> {
-  const { manifest, config } = input;
-  const deltaVersion = deltaVersionOf(manifest.version);
-  const existing = await deps.delta.getCommit(deltaVersion);
-  if (existing !== undefined) return fromExisting(input, deltaVersion, existing);
-
+export async function writePart(
+  deps: { readonly sources: SourceObjects; readonly delta: DeltaStore; readonly now: () => number },
+  input: WritePartInput,
+): Promise<PreparedPart> {
+  const { manifest, config, files } = input;
   const fromCsv = config.format === 'csv';
+  const inTime = () => {
+    if (deps.now() > input.finishBy) throw new OutOfTimeError();
+  };
+  const refs = manifest.files.slice(files.from, files.to);
+  const budget: HoldBudget = { bytes: input.limits.maxBytes };
   const observer = new SchemaObserver(fromCsv);
-  const missing: string[] = [];
-  for (const ref of manifest.files) {
-    const records = await openRecords(deps.sources, config.format, ref);
-    if (!records) {
-      missing.push(sourceUrl(ref));
+  const fetched: LandingFile[] = [];
+  const missing = new Map<string, string>();
+  const fetches = readAhead(
+    refs,
+    (ref) => fetchLanding(deps.sources, config.format, ref, budget),
+    input.limits.concurrency,
+  );
+  for await (const file of fetches) {
+    inTime();
+    fetched.push(file);
+    const records = await landingRecords(deps.sources, config.format, file);
+    if ('missing' in records) {
+      missing.set(sourceUrl(file.ref), records.missing);
       continue;
     }
     for await (const record of records) {
@@ -77,81 +135,71 @@ export async function writeVersion(
       else if (record.kind === 'columns') observer.declare(record.columns);
     }
   }
-  const decision = decideSchema(input.schema, observer.columns(), config.schemaHints, config.evolution);
+  const decision = decideSchema(
+    headSchema(input.head),
+    observer.columns(),
+    config.schemaHints,
+    config.evolution,
+  );
   if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
 
-  const written: Array<Omit<DataFile, 'bytes'> & { size: number }> = [];
+  const written: Array<{ path: string; rows: number; rescued: number; size: number }> = [];
   const splitter = new ParquetSplitter({
     schema: decision.schema,
     manifestVersion: manifest.version,
+    attempt: input.attempt,
     maxFileBytes: config.maxFileBytes,
     rowGroupRows: input.rowGroupRows,
     onFile: async (file) => {
+      inTime();
       await deps.delta.putDataFile(file.path, file.bytes);
       written.push({ path: file.path, rows: file.rows, rescued: file.rescued, size: file.bytes.byteLength });
     },
   });
-  const skipped = new Set(missing);
-  for (const ref of manifest.files) {
-    if (skipped.has(sourceUrl(ref))) continue;
-    const records = await openRecords(deps.sources, config.format, ref);
-    // Deleted between the passes: its rows were never written, so the version stays consistent.
-    if (!records) {
-      missing.push(sourceUrl(ref));
+  for (const file of fetched) {
+    const url = sourceUrl(file.ref);
+    if (missing.has(url)) continue;
+    inTime();
+    const records = await landingRecords(deps.sources, config.format, file);
+    // A streamed file gone between the passes: its rows were never written, so the part stays consistent.
+    if ('missing' in records) {
+      missing.set(url, records.missing);
       continue;
     }
-    const file = sourceUrl(ref);
     for await (const record of records) {
       if (record.kind === 'columns') continue;
       await splitter.add(
         record.kind === 'row'
-          ? fitRecord(record.values, decision.schema, config.evolution, fromCsv, file, manifest.version)
-          : corruptRow(record.raw, record.reason, decision.schema, file, manifest.version),
+          ? fitRecord(record.values, decision.schema, config.evolution, fromCsv, url, manifest.version)
+          : corruptRow(record.raw, record.reason, decision.schema, url, manifest.version),
       );
     }
   }
   await splitter.close();
 
+  const complete = files.to === manifest.files.length;
   const body = buildCommit({
     table: input.table,
     location: input.location,
     manifestVersion: manifest.version,
     batchIds: manifest.batchIds,
+    sourceFiles: { ...files, of: manifest.files.length },
+    previous: input.head.metaData,
     schema: decision.schema,
     schemaChanged: decision.changed,
     files: written,
-    missingSources: missing,
+    missingSources: [...missing.keys()],
     timestamp: Date.parse(manifest.committedAt),
   });
-  if ((await deps.delta.putCommitIfAbsent(deltaVersion, body)) === 'exists') {
-    // Someone committed this version between our check and our put: done if it was a replay of ours.
-    const found = await deps.delta.getCommit(deltaVersion);
-    return fromExisting(input, deltaVersion, found ?? '');
-  }
   return {
-    deltaVersion,
-    result: 'committed',
-    schema: decision.schema,
+    body,
+    end: complete
+      ? { manifestVersion: manifest.version, filesDone: 0 }
+      : { manifestVersion: manifest.version - 1, filesDone: files.to },
     rows: written.reduce((sum, f) => sum + f.rows, 0),
     rescued: written.reduce((sum, f) => sum + f.rescued, 0),
-    files: written.length,
+    dataFiles: written.length,
     bytes: written.reduce((sum, f) => sum + f.size, 0),
-  };
-}
-
-function fromExisting(input: WriteVersionInput, deltaVersion: number, text: string): WriteVersionResult {
-  const summary = parseCommit(input.table, text);
-  if (summary.manifestVersion !== input.manifest.version)
-    throw new DeltaCommitConflictError(input.table, deltaVersion, summary.manifestVersion);
-  const schema = summary.schema ?? input.schema;
-  if (!schema) throw new DeltaCommitConflictError(input.table, deltaVersion, summary.manifestVersion);
-  return {
-    deltaVersion,
-    result: 'already-committed',
-    schema,
-    rows: summary.rows,
-    rescued: summary.rescued,
-    files: summary.files,
-    bytes: summary.bytes,
+    missing: [...missing].map(([url, reason]) => ({ url, reason })),
   };
 }

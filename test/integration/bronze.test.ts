@@ -69,12 +69,24 @@ async function setup(
         return real.putCommitIfAbsent(version, body);
       },
       getCommit: (version) => real.getCommit(version),
-      listCommits: () => real.listCommits(),
-      putLogFile: async (name, body) => {
-        if (crashAt?.('checkpoint')) throw new Error('crash before a checkpoint file');
-        await real.putLogFile(name, body);
-      },
+      listCommits: (after) => real.listCommits(after),
+      putLogFile: (name, body) => real.putLogFile(name, body),
       getLogFile: (name) => real.getLogFile(name),
+      openLogFile: (name) => real.openLogFile(name),
+      streamLogFile: (name) => {
+        const out = real.streamLogFile(name);
+        return {
+          write: (chunk) => out.write(chunk),
+          close: async () => {
+            if (crashAt?.('checkpoint')) {
+              await out.abort();
+              throw new Error('crash before a checkpoint file');
+            }
+            await out.close();
+          },
+          abort: () => out.abort(),
+        };
+      },
     };
   };
   const cursors = new DynamoDbSinkCursorStore({

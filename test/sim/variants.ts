@@ -2,7 +2,7 @@
  * Deliberately broken variants of the protocol, built around the product code (never in it): the
  * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
  */
-import { parseCommit } from '../../shared/bronze/delta-log.ts';
+import { parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
@@ -76,14 +76,19 @@ class CursorFirstDelta extends SimDeltaStore {
   }
 
   override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
-    const table = /"appId":"inlet-bronze-([^"]+)"/.exec(body)?.[1] ?? '';
+    const table = /"appId":"inlet-bronze-([^".]+)/.exec(body)?.[1] ?? '';
     const from = await this.linked.cursors.get(table);
-    if (from.deltaVersion === deltaVersion - 1) {
-      const commit = parseCommit(table, body);
+    const commit = parseCommit(table, body);
+    const txn = commit.txns[0];
+    if (txn) {
+      const to =
+        txn.appId === sinkAppId(table)
+          ? { manifestVersion: txn.version, filesDone: 0 }
+          : partPosition(txn.version);
       await this.linked.cursors.advance(from, {
-        table,
+        ...from,
+        ...to,
         deltaVersion,
-        schema: commit.schema ?? from.schema,
         rows: from.rows + commit.rows,
         rescued: from.rescued + commit.rescued,
       });

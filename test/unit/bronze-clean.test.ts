@@ -42,13 +42,14 @@ function setup(cleanSource: Record<string, unknown>) {
   const cursors = new MemoryCursors();
   const cleaner = new MemoryCleaner(sources);
   let now = after(0);
+  const delta = new MemoryDelta();
   const sink = new SinkTable({
     config: parsePipelineConfig({
       tables: [{ name: 't', prefix: 'in/', bronze: { format: 'json', cleanSource } }],
     }),
     store: { getManifest: async (_table, version) => manifests.get(version) },
     sources,
-    deltaAt: () => new MemoryDelta(),
+    deltaAt: () => delta,
     cursors,
     cleaner,
     manifestBucket: 'mb',

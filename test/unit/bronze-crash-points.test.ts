@@ -5,9 +5,10 @@
 import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { checkpointName, LAST_CHECKPOINT, readCheckpoint } from '../../shared/bronze/checkpoint.ts';
-import { sinkAppId } from '../../shared/bronze/delta-log.ts';
+import { comparePositions, positionOf, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import { applyCommit, emptyLogState } from '../../shared/bronze/log-state.ts';
 import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
+import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
@@ -25,6 +26,10 @@ class CrashPlan {
       get: (obj, prop, receiver) => {
         const value = Reflect.get(obj, prop, receiver);
         if (typeof value !== 'function') return value;
+        // A streamed log file (a checkpoint): each of its calls is a crash point of its own.
+        if (prop === 'streamLogFile')
+          return (...args: unknown[]) =>
+            this.wrap(`${name}.stream`, (value as (...a: unknown[]) => object).apply(obj, args));
         return async (...args: unknown[]) => {
           const index = this.calls.length;
           this.calls.push(`${name}.${String(prop)}`);
@@ -56,8 +61,16 @@ function world() {
   return { manifests, sources, delta: new MemoryDelta(), cursors: new MemoryCursors() };
 }
 
-function sinkOf(w: ReturnType<typeof world>, plan: CrashPlan) {
+/** Unique over every run of the test, as UUIDs are: a replay must never reuse a name. */
+let attempts = 0;
+
+function sinkOf(w: ReturnType<typeof world>, plan: CrashPlan, parts?: PartLimits) {
   return new SinkTable({
+    parts,
+    newId: () => {
+      attempts += 1;
+      return `attempt${attempts}`;
+    },
     config: parsePipelineConfig({
       tables: [{ name: 't', bronze: { format: 'json', checkpointInterval: 2 } }],
     }),
@@ -85,17 +98,22 @@ async function tableRows(delta: MemoryDelta): Promise<string[]> {
   return rows.sort();
 }
 
-async function checkTable(w: ReturnType<typeof world>, expectedRows: readonly string[]) {
-  // Versions 0..V-1, each ours for manifest version d+1: no gap, no fork, none twice.
-  expect([...w.delta.commits.keys()].sort((a, b) => a - b)).toEqual([...Array(VERSIONS).keys()]);
-  for (const [d, text] of w.delta.commits) {
-    const state = emptyLogState();
-    applyCommit(state, d, text);
-    expect(state.txns.get(sinkAppId('t'))?.version).toBe(d + 1);
+/** Delta versions 0..n-1, each ours and one step further, the rows those of the committed files, each once. */
+async function checkTable(w: ReturnType<typeof world>, expectedRows: readonly string[], commits: number) {
+  expect([...w.delta.commits.keys()].sort((a, b) => a - b)).toEqual([...Array(commits).keys()]);
+  const state = emptyLogState();
+  let position = { manifestVersion: 0, filesDone: 0 };
+  for (let d = 0; d < commits; d++) {
+    applyCommit(state, d, w.delta.commits.get(d) ?? '');
+    const next = positionOf('t', state.txns);
+    expect(comparePositions(next, position), `Delta version ${d} moves the table on`).toBe(1);
+    position = next;
   }
+  expect(state.txns.get(sinkAppId('t'))?.version).toBe(VERSIONS);
   expect(await tableRows(w.delta)).toEqual(expectedRows);
-  // Checkpoints at 2 and 4, each equal to replaying the commits up to it; the pointer at the newest.
-  for (const v of [2, 4]) {
+  // A checkpoint at every other version, each equal to replaying the commits up to it; the pointer at the newest.
+  const checkpoints = [...Array(commits).keys()].filter((v) => v > 0 && v % 2 === 0);
+  for (const v of checkpoints) {
     const replayed = emptyLogState();
     for (let d = 0; d <= v; d++) applyCommit(replayed, d, w.delta.commits.get(d) ?? '');
     const bytes = w.delta.logFiles.get(checkpointName(v));
@@ -103,47 +121,63 @@ async function checkTable(w: ReturnType<typeof world>, expectedRows: readonly st
     expect(await readCheckpoint(v, bytes ?? new Uint8Array())).toEqual(replayed);
   }
   expect(JSON.parse(new TextDecoder().decode(w.delta.logFiles.get(LAST_CHECKPOINT)))).toMatchObject({
-    version: 4,
+    version: checkpoints.at(-1),
   });
-  expect(await w.cursors.get('t')).toMatchObject({ deltaVersion: VERSIONS - 1 });
+  expect(await w.cursors.get('t')).toMatchObject({
+    manifestVersion: VERSIONS,
+    filesDone: 0,
+    deltaVersion: commits - 1,
+  });
 }
 
 describe('the bronze sink crashed at every call', () => {
-  it('leaves the same table after the next run, whatever call it died at', async () => {
-    const clean = world();
-    const cleanPlan = new CrashPlan();
-    expect((await sinkOf(clean, cleanPlan).catchUp('t', Number.POSITIVE_INFINITY)).written).toHaveLength(
-      VERSIONS,
-    );
-    const expectedRows = await tableRows(clean.delta);
-    // 3 rows and 1 rescued per file pair per version: every row of every committed file, once.
-    expect(expectedRows).toHaveLength(VERSIONS * 4);
-    const totals = await clean.cursors.get('t');
-    expect(totals).toMatchObject({ rows: VERSIONS * 4, rescued: VERSIONS });
-    const points = cleanPlan.calls;
-    // Each kind of call the brief names is among the crash points.
-    for (const call of [
-      'delta.putDataFile',
-      'delta.putCommitIfAbsent',
-      'cursors.advance',
-      'delta.putLogFile',
-    ])
-      expect(points).toContain(call);
+  for (const [name, parts, commits] of [
+    ['one commit per version', undefined, VERSIONS],
+    ['versions written in parts of one file', { ...DEFAULT_PART_LIMITS, maxFiles: 1 }, 2 * VERSIONS],
+  ] as const) {
+    it(`leaves the same table after the next run, whatever call it died at (${name})`, async () => {
+      const clean = world();
+      const cleanPlan = new CrashPlan();
+      expect(
+        (await sinkOf(clean, cleanPlan, parts).catchUp('t', Number.POSITIVE_INFINITY)).written,
+      ).toHaveLength(commits);
+      const expectedRows = await tableRows(clean.delta);
+      // 3 rows and 1 rescued per file pair per version: every row of every committed file, once.
+      expect(expectedRows).toHaveLength(VERSIONS * 4);
+      const totals = await clean.cursors.get('t');
+      expect(totals).toMatchObject({ rows: VERSIONS * 4, rescued: VERSIONS });
+      const points = cleanPlan.calls;
+      // Each kind of call the brief names is among the crash points.
+      for (const call of [
+        'sources.open',
+        'delta.putDataFile',
+        'delta.putCommitIfAbsent',
+        'delta.listCommits',
+        'delta.getLogFile',
+        'cursors.advance',
+        'delta.stream.close',
+        'delta.putLogFile',
+      ])
+        expect(points).toContain(call);
 
-    for (let index = 0; index < points.length; index++) {
-      for (const when of ['before', 'after'] as const) {
-        const w = world();
-        const label = `${when} call ${index} (${points[index]})`;
-        await expect(
-          sinkOf(w, new CrashPlan({ index, when })).catchUp('t', Number.POSITIVE_INFINITY),
-          label,
-        ).rejects.toBeInstanceOf(Crash);
-        const outcome = await sinkOf(w, new CrashPlan()).catchUp('t', Number.POSITIVE_INFINITY);
-        expect(outcome.caughtUp, label).toBe(true);
-        await checkTable(w, expectedRows);
-        // The cursor's running totals count each version once, replayed or not.
-        expect(await w.cursors.get('t'), label).toMatchObject({ rows: totals.rows, rescued: totals.rescued });
+      for (let index = 0; index < points.length; index++) {
+        for (const when of ['before', 'after'] as const) {
+          const w = world();
+          const label = `${when} call ${index} (${points[index]})`;
+          await expect(
+            sinkOf(w, new CrashPlan({ index, when }), parts).catchUp('t', Number.POSITIVE_INFINITY),
+            label,
+          ).rejects.toBeInstanceOf(Crash);
+          const outcome = await sinkOf(w, new CrashPlan(), parts).catchUp('t', Number.POSITIVE_INFINITY);
+          expect(outcome.caughtUp, label).toBe(true);
+          await checkTable(w, expectedRows, commits);
+          // The cursor's running totals count each commit once, replayed or not.
+          expect(await w.cursors.get('t'), label).toMatchObject({
+            rows: totals.rows,
+            rescued: totals.rescued,
+          });
+        }
       }
-    }
-  });
+    });
+  }
 });

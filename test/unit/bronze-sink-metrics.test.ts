@@ -37,7 +37,14 @@ class Cleaner implements LandingCleaner {
   }
 }
 
-function setup(options: { bronze?: Record<string, unknown>; now?: () => number; log?: Log } = {}) {
+function setup(
+  options: {
+    bronze?: Record<string, unknown>;
+    now?: () => number;
+    log?: Log;
+    onManifestRead?: () => void;
+  } = {},
+) {
   const manifests = new Map<number, Manifest>();
   const sources = new MemorySources();
   const delta = new MemoryDelta();
@@ -51,6 +58,7 @@ function setup(options: { bronze?: Record<string, unknown>; now?: () => number; 
     store: {
       getManifest: async (_t, v) => {
         manifestReads += 1;
+        options.onManifestRead?.();
         return manifests.get(v);
       },
     },
@@ -97,14 +105,21 @@ describe('the sink publishes what it did as metrics', () => {
       [METRIC.sinkDataFiles]: delta.files.size,
       [METRIC.sinkDataBytes]: bytes,
       [METRIC.sinkFilesCleaned]: 3,
+      [METRIC.sinkSourcesMissing]: 0,
       [METRIC.sinkBehind]: 0,
     });
     expect(delta.files.size).toBe(2);
   });
 
   it('reports the versions still behind the committed head when the time budget runs out', async () => {
+    // Each manifest read takes 40 s of the clock.
     let t = 0;
-    const { handler, metrics, commit } = setup({ now: () => (t += 40_000) });
+    const { handler, metrics, commit } = setup({
+      now: () => t,
+      onManifestRead: () => {
+        t += 40_000;
+      },
+    });
     for (const v of [1, 2, 3, 4]) commit(v, { [`in/${v}.json`]: '{"id":1}\n' });
 
     // 120 s left less the 60 s kept back: the clock passes the deadline after the first version.
@@ -118,7 +133,13 @@ describe('the sink publishes what it did as metrics', () => {
     let t = 0;
     const warnings: { message: string; extra?: Record<string, unknown> }[] = [];
     const log: Log = { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) };
-    const { handler, commit } = setup({ now: () => (t += 40_000), log });
+    const { handler, commit } = setup({
+      now: () => t,
+      onManifestRead: () => {
+        t += 40_000;
+      },
+      log,
+    });
     for (const v of [1, 2, 3, 4]) commit(v, { [`in/${v}.json`]: '{"id":1}\n' });
 
     await handler(sinkEvent([JSON.stringify({ table: 't' })]), { getRemainingTimeInMillis: () => 120_000 });
