@@ -21,6 +21,7 @@ export function cursorItem(cursor: SinkCursor): Record<string, unknown> {
     location: cursor.location,
     rows: cursor.rows,
     rescued: cursor.rescued,
+    partFiles: cursor.partFiles,
   };
 }
 
@@ -40,6 +41,7 @@ export function cursorFromItem(table: string, item: Record<string, unknown> | un
     ...(typeof item.location === 'string' ? { location: item.location } : {}),
     rows: (item.rows as number | undefined) ?? 0,
     rescued: (item.rescued as number | undefined) ?? 0,
+    ...(typeof item.partFiles === 'number' ? { partFiles: item.partFiles } : {}),
   };
 }
 
@@ -88,9 +90,10 @@ export class DynamoDbSinkCursorStore implements SinkCursorStore, ManifestHeads {
         new PutCommand({
           TableName: this.tableName,
           Item: { ...sinkCursorKey(to.table), ...cursorItem(to) },
-          // Two sinks on one table (a redelivery overlapping a slow run) move the cursor once per version.
-          ConditionExpression: from.deltaVersion < 0 ? 'attribute_not_exists(pk)' : 'deltaVersion = :from',
-          ExpressionAttributeValues: from.deltaVersion < 0 ? undefined : { ':from': from.deltaVersion },
+          // Two sinks on one table (a redelivery overlapping a slow run) move the cursor once per commit. The
+          // item may exist before the first commit (a part-size hint), still at Delta version -1.
+          ConditionExpression: 'attribute_not_exists(pk) OR deltaVersion = :from',
+          ExpressionAttributeValues: { ':from': from.deltaVersion },
         }),
       );
       return true;

@@ -76,13 +76,19 @@ export interface SinkCursor extends SinkPosition {
   readonly location?: string;
   readonly rows: number;
   readonly rescued: number;
+  /**
+   * Files per part after a part ran out of an invocation's time: halved on each such run, doubled back on
+   * each commit, absent when parts are only as small as the limits make them. Lets a run always finish the
+   * part it starts, whatever the landing files' latency.
+   */
+  readonly partFiles?: number;
 }
 
 export interface SinkCursorStore {
   get(table: string): Promise<SinkCursor>;
   /**
-   * Conditional on the cursor still being at `from` (its `deltaVersion`, which every advance raises): two
-   * sinks racing advance it once per commit.
+   * Conditional on the cursor still being at `from` (its `deltaVersion`, which every advance raises, or
+   * keeps when it only records `partFiles`): two sinks racing advance it once per commit.
    */
   advance(from: SinkCursor, to: SinkCursor): Promise<boolean>;
   /** cleanSource's cursor: the last manifest version whose landing files were cleaned (0: none). */

@@ -58,7 +58,10 @@ export interface SinkOutcome {
   readonly versions: readonly number[];
   /** False when the time budget ran out first: the caller asks for another run. */
   readonly caughtUp: boolean;
-  /** A part was abandoned because the invocation's time ran out inside it (its files are orphans). */
+  /**
+   * A part of a single landing file ran out of the invocation's time (its files are orphans, nothing
+   * committed): that file may not fit any run, which an operator must see.
+   */
   readonly outOfTime: boolean;
   /** Manifest versions whose landing files cleanSource deleted or moved in this call. */
   readonly cleaned?: readonly number[];
@@ -168,18 +171,21 @@ export class SinkTable {
     // The log is the truth of what is written; it can be ahead of the cursor (a crash after a commit),
     // never behind it, unless the table's location changed or its log was deleted.
     if (comparePositions(found, cursor) < 0) throw new SinkTableMismatchError(table, location, cursor, found);
-    const settled = await this.settle(table, config, { delta, location, head, cursor }, time, tally);
+    const limits = deps.parts ?? DEFAULT_PART_LIMITS;
+    const settled = await this.settle(table, config, { delta, location, head, cursor, limits }, time, tally);
     if (!settled) return { kind: 'moved' };
     cursor = settled;
 
-    const limits = deps.parts ?? DEFAULT_PART_LIMITS;
     while (manifest) {
       if (manifest.version !== cursor.manifestVersion + 1) {
         manifest = await deps.store.getManifest(table, cursor.manifestVersion + 1);
         continue;
       }
       if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
-      const files = planPart(manifest, cursor.filesDone, limits);
+      const files = planPart(manifest, cursor.filesDone, {
+        ...limits,
+        maxFiles: Math.min(limits.maxFiles, cursor.partFiles ?? limits.maxFiles),
+      });
       const start = { manifestVersion: cursor.manifestVersion, filesDone: cursor.filesDone };
       let prepared: Awaited<ReturnType<typeof writePart>>;
       try {
@@ -199,12 +205,7 @@ export class SinkTable {
         );
       } catch (error) {
         if (!(error instanceof OutOfTimeError)) throw error;
-        tally.outOfTime = true;
-        deps.log.error('bronze part out of time', {
-          table,
-          manifestVersion: manifest.version,
-          files: `${files.from}-${files.to - 1}`,
-        });
+        await this.shrinkParts(table, cursor, manifest.version, files, tally);
         return { kind: 'stopped', cursor };
       }
       const outcome = await commitAtNextVersion({ ...deps, delta }, head, table, prepared.body, start);
@@ -236,7 +237,7 @@ export class SinkTable {
           table,
           manifestVersion: manifest.version,
         });
-      const next = await this.settle(table, config, { delta, location, head, cursor }, time, tally);
+      const next = await this.settle(table, config, { delta, location, head, cursor, limits }, time, tally);
       if (!next) return { kind: 'moved' };
       cursor = next;
     }
@@ -256,6 +257,7 @@ export class SinkTable {
       readonly location: string;
       readonly head: TableHead;
       readonly cursor: SinkCursor;
+      readonly limits: PartLimits;
     },
     time: { readonly deadline: number },
     tally: Tally,
@@ -274,6 +276,8 @@ export class SinkTable {
     const last = head.uncounted.at(-1);
     if (!last) return cursor;
     const sum = (key: 'rows' | 'rescued') => head.uncounted.reduce((total, c) => total + c[key], 0);
+    // Parts made smaller by a run that ran out of time grow back with each commit.
+    const grown = cursor.partFiles === undefined ? undefined : cursor.partFiles * 2;
     const next: SinkCursor = {
       table,
       ...headPosition(head, table),
@@ -281,6 +285,7 @@ export class SinkTable {
       location: at.location,
       rows: cursor.rows + sum('rows'),
       rescued: cursor.rescued + sum('rescued'),
+      ...(grown !== undefined && grown < at.limits.maxFiles ? { partFiles: grown } : {}),
     };
     if (!(await this.deps.cursors.advance(cursor, next))) {
       this.deps.log.warn('sink cursor moved under us; re-reading', { table, deltaVersion: last.version });
@@ -297,6 +302,32 @@ export class SinkTable {
     for (let v = cursor.manifestVersion + 1; v <= next.manifestVersion; v++) tally.versions.push(v);
     head.uncounted = [];
     return next;
+  }
+
+  /**
+   * A part ran out of the invocation's time (its files are orphans): the next run's parts have half its
+   * files, recorded on the cursor, so some part fits a run whatever the landing files' latency. A part of one
+   * file that does not fit is an error an operator must see: more memory (CPU) or a longer timeout, or
+   * smaller landing files.
+   */
+  private async shrinkParts(
+    table: string,
+    cursor: SinkCursor,
+    manifestVersion: number,
+    files: { readonly from: number; readonly to: number },
+    tally: Tally,
+  ): Promise<void> {
+    const count = files.to - files.from;
+    const where = { table, manifestVersion, files: `${files.from}-${files.to - 1}` };
+    if (count <= 1) {
+      tally.outOfTime = true;
+      this.deps.log.error('bronze landing file too big for one sink invocation', where);
+      return;
+    }
+    const partFiles = Math.floor(count / 2);
+    this.deps.log.warn('bronze part out of time; next parts are smaller', { ...where, partFiles });
+    // Conditional like any advance: if another run moved the cursor, its own parts decide.
+    await this.deps.cursors.advance(cursor, { ...cursor, partFiles });
   }
 
   /** Committed versions not wholly in the Delta table yet. */

@@ -213,9 +213,8 @@ export class SimSinkCursors implements SinkCursorStore {
           this.ctx.db.write(
             {
               key: sinkCursorKey(to.table),
-              // attribute_not_exists(pk) for the first, else deltaVersion = :from.
-              condition: (old) =>
-                from.deltaVersion < 0 ? old === undefined : old?.deltaVersion === from.deltaVersion,
+              // attribute_not_exists(pk) OR deltaVersion = :from.
+              condition: (old) => old === undefined || old.deltaVersion === from.deltaVersion,
               write: () => cursorItem(to),
             },
             this.ctx.worker.name,
