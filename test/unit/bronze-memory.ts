@@ -17,6 +17,7 @@ import { DEFAULT_PART_LIMITS, writePart } from '../../shared/bronze/write-versio
 import type { Manifest } from '../../shared/manifest.ts';
 import { buildManifest } from '../../shared/manifest.ts';
 import type { ObjectRef } from '../../shared/model.ts';
+import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
 
 /** Landing objects in memory, served in small chunks so readers see records split across chunks. */
 export class MemorySources implements SourceObjects {
@@ -65,7 +66,7 @@ export class MemoryDelta implements DeltaStore {
     this.dataWrites += 1;
     this.files.set(path, bytes);
   }
-  async putCommitIfAbsent(version: number, body: string) {
+  async putCommitIfAbsent(version: number, body: string): Promise<PutIfAbsentResult> {
     if (this.failNext === 'commit') {
       this.failNext = undefined;
       throw new Error('crash before the commit write');
