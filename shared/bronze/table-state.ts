@@ -1,7 +1,7 @@
 import { rescuedOf, rowsOf } from './log-state.ts';
 import type { DeltaStore } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema } from './schema.ts';
-import { loadSnapshot } from './snapshot.ts';
+import { replayFiles, replayLog } from './snapshot.ts';
 
 /** What a bronze Delta table holds at its latest version, replayed from its log. */
 export interface BronzeTableState {
@@ -19,18 +19,26 @@ export interface BronzeTableState {
 /**
  * The table's state for `inlet table`, read like any Delta reader would: from the latest checkpoint, then
  * the commits after it. Row counts are each live file's `numRecords`, rescued counts its `inlet.rescuedRows`
- * tag.
+ * tag; the files are streamed, a checkpoint row group at a time, so a table of any size is counted.
  */
 export async function readBronzeTable(_table: string, delta: DeltaStore): Promise<BronzeTableState> {
-  const { state, checkpointVersion, commitsRead } = await loadSnapshot(delta);
-  const files = [...state.adds.values()];
+  const replay = await replayLog(delta);
+  let rows = 0;
+  let rescued = 0;
+  let files = 0;
+  for await (const action of replayFiles(delta, replay)) {
+    if (!('add' in action)) continue;
+    files += 1;
+    rows += rowsOf(action.add);
+    rescued += rescuedOf(action.add);
+  }
   return {
-    version: state.version,
-    schema: state.metaData ? fromDeltaSchemaString(state.metaData.schemaString) : [],
-    rows: files.reduce((sum, f) => sum + rowsOf(f), 0),
-    rescued: files.reduce((sum, f) => sum + rescuedOf(f), 0),
-    files: files.length,
-    checkpointVersion,
-    commitsRead,
+    version: replay.version,
+    schema: replay.metaData ? fromDeltaSchemaString(replay.metaData.schemaString) : [],
+    rows,
+    rescued,
+    files,
+    checkpointVersion: replay.checkpoint?.version,
+    commitsRead: replay.commitsRead,
   };
 }

@@ -1,11 +1,13 @@
 // The bronze sink beside other writers of its table (review F11, F12, F17, F19): another run of the sink, a
 // maintenance job, a moved location, a table written by an older sink.
+import type { S3Client } from '@aws-sdk/client-s3';
 import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { buildCommit, logKey, parseCommit } from '../../shared/bronze/delta-log.ts';
 import { cursorFromItem } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import { SinkTableMismatchError, UnwritableTableError } from '../../shared/bronze/errors.ts';
 import type { DeltaStore, SourceObjects } from '../../shared/bronze/ports.ts';
+import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
 import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
@@ -233,6 +235,18 @@ describe('another writer on the table (F12)', () => {
 });
 
 describe('a 409 on the commit put (F17)', () => {
+  it('is mapped to conflict by the S3 adapter, 412 to exists', async () => {
+    const answer = (status: number, name: string) =>
+      ({
+        send: async () => {
+          throw Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
+        },
+      }) as unknown as S3Client;
+    const put = (client: S3Client) => new S3DeltaStore(client, 'b', 't/_bronze').putCommitIfAbsent(0, '{}');
+    expect(await put(answer(409, 'ConditionalRequestConflict'))).toBe('conflict');
+    expect(await put(answer(412, 'PreconditionFailed'))).toBe('exists');
+  });
+
   it('is a conflict to retry, not a commit that exists', async () => {
     const t = setup();
     t.commit(1, ['{"id":1}']);
