@@ -2,7 +2,7 @@
  * Deliberately broken variants of the protocol, built around the product code (never in it): the
  * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
  */
-import { parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
+import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
@@ -97,6 +97,18 @@ class CursorFirstDelta extends SimDeltaStore {
   }
 }
 
+/**
+ * (g) The Delta commit as Spark's default S3 LogStore makes it: a plain put, no `If-None-Match` (docs/bronze.md
+ * "Other writers on the table"). Two sinks racing on a version, or the sink and another writer, overwrite
+ * each other's log entry; with data file names unique per attempt the bodies differ, so it shows.
+ */
+class PlainPutDelta extends SimDeltaStore {
+  override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    await this.putLogFile(logKey(deltaVersion).slice('_delta_log/'.length), body);
+    return 'created';
+  }
+}
+
 /** Each variant breaks one rule of main's protocol; everything else is main's own code. */
 export const VARIANTS = {
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
@@ -111,6 +123,7 @@ export const VARIANTS = {
   'sink-cursor-first': { plumbing: { delta: (ctx) => new CursorFirstDelta(ctx) } },
   /** (f) No nudge schedule: a table whose last trigger the rule lost stays behind its manifests. */
   'no-sink-schedule': { plumbing: { noSinkSchedule: true } },
+  'sink-plain-put': { plumbing: { delta: (ctx) => new PlainPutDelta(ctx) } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
 
 export type VariantName = keyof typeof VARIANTS;

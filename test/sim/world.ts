@@ -3,7 +3,9 @@
  * (the defaults of infra/, divided by 10 so a seed covers many visibility timeouts in few steps; the
  * ratios the protocol depends on are kept: lease 2x the batcher timeout, visibility 6x each timeout).
  */
+import { bronzeLocation } from '../../shared/bronze/config.ts';
 import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
+import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
 import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
 import type { Log } from '../../shared/log.ts';
 import type { MetricsSink } from '../../shared/metrics.ts';
@@ -33,6 +35,13 @@ export const TIMING = {
 } as const;
 
 export const MANIFEST_BUCKET = 'manifests';
+
+/** The Delta tables' roots (`<prefix>` in the manifest bucket), one per bronze table. */
+export function bronzePrefixes(): Array<{ readonly table: string; readonly prefix: string }> {
+  return CONFIG.tables.flatMap((t) =>
+    t.bronze ? [{ table: t.name, prefix: bronzeLocation(t.name, t.bronze, MANIFEST_BUCKET).prefix }] : [],
+  );
+}
 
 /**
  * `orders/...` files belong to two tables: one event, two claims, two manifests. `orders` is also written
@@ -66,6 +75,8 @@ export interface Plumbing {
   ) => SimDeltaStore;
   /** No schedule nudges the bronze tables: a lost last trigger leaves a table behind for good. */
   readonly noSinkSchedule?: boolean;
+  /** Force (or forbid) another Delta writer on the bronze table; otherwise half the seeds have one. */
+  readonly foreignWriter?: boolean;
 }
 
 export class World {
@@ -92,7 +103,18 @@ export class World {
   /** The last bronze event's delivery failed: only a nudge can bring the table up to date. */
   lastTriggerLost = false;
   crashRate = 0.004;
+  /**
+   * How the sink cuts versions into parts in this seed: often one file or a few per part (so versions are
+   * written in parts across runs and crashes), sometimes by bytes (the manifest sizes are up to 5,000, the
+   * files held or streamed), sometimes whole; reads one or four at a time.
+   */
+  readonly sinkParts: PartLimits;
+  /** Another Delta writer (compactions, table properties, logged VACUUMs) works on the bronze table. */
+  readonly foreignWriter: boolean;
+  /** Its choices: a stream of their own. */
+  readonly foreignRng: Rng;
   private batchSeq = 0;
+  private attempts = 0;
 
   constructor(
     seed: number,
@@ -133,6 +155,15 @@ export class World {
       duplicateRate: 0,
     });
     this.landing = new S3Bucket(this.scheduler);
+    // Their own stream, as the trigger's below: drawing from the world's would reshuffle recorded seeds.
+    const bronzeRng = new Rng((seed * 104_729 + 31) >>> 0);
+    this.sinkParts = {
+      maxFiles: bronzeRng.pick([1, 2, 3, DEFAULT_PART_LIMITS.maxFiles]),
+      maxBytes: bronzeRng.pick([4_000, 12_000, DEFAULT_PART_LIMITS.maxBytes]),
+      concurrency: bronzeRng.pick([1, 4]),
+    };
+    this.foreignWriter = plumbing.foreignWriter ?? bronzeRng.chance(0.5);
+    this.foreignRng = new Rng((seed * 7_727 + 101) >>> 0);
     const bronzeTables = new Set(CONFIG.tables.filter((t) => t.bronze).map((t) => t.name));
     // Its own stream: drawing from the world's would reshuffle every seed recorded before it existed.
     const triggerRng = new Rng((seed * 7919 + 17) >>> 0);
@@ -212,7 +243,18 @@ export class World {
       manifestBucket: MANIFEST_BUCKET,
       nudger: new SimSinkNudger({ ...ctx, queue: this.sinkQueue }),
       metrics,
+      parts: this.sinkParts,
+      // Unique like a UUID, and the same on every replay of the seed.
+      newId: () => {
+        this.attempts += 1;
+        return `${worker.name}-${this.attempts}`;
+      },
     };
+  }
+
+  /** The Delta table of a bronze table as another writer sees it: the same bucket, its own worker. */
+  foreignDelta(worker: Worker, prefix: string): SimDeltaStore {
+    return new SimDeltaStore({ aws: this.aws, worker, bucket: this.bucket, prefix });
   }
 
   /** Warnings and errors go into the trace: they are what an operator would read. */
