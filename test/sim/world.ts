@@ -109,6 +109,11 @@ export class World {
    * files held or streamed), sometimes whole; reads one or four at a time.
    */
   readonly sinkParts: PartLimits;
+  /**
+   * Each landing read takes this much longer in this seed (a big file streamed): 8 s, under the 15 s the
+   * handler keeps between a part's deadline and the Lambda timeout, so a read never outlasts a run.
+   */
+  readonly slowLandingMs: number;
   /** Another Delta writer (compactions, table properties, logged VACUUMs) works on the bronze table. */
   readonly foreignWriter: boolean;
   /** Its choices: a stream of their own. */
@@ -157,11 +162,15 @@ export class World {
     this.landing = new S3Bucket(this.scheduler);
     // Their own stream, as the trigger's below: drawing from the world's would reshuffle recorded seeds.
     const bronzeRng = new Rng((seed * 104_729 + 31) >>> 0);
-    this.sinkParts = {
+    const parts = {
       maxFiles: bronzeRng.pick([1, 2, 3, DEFAULT_PART_LIMITS.maxFiles]),
       maxBytes: bronzeRng.pick([4_000, 12_000, DEFAULT_PART_LIMITS.maxBytes]),
       concurrency: bronzeRng.pick([1, 4]),
     };
+    this.slowLandingMs = bronzeRng.pick([0, 0, 0, 8_000]);
+    // Slow seeds plan whole versions read one file at a time: a version of six files or more outlasts a
+    // run, so its part is abandoned and the next runs' parts shrink (the cursor's `partFiles`).
+    this.sinkParts = this.slowLandingMs > 0 ? { ...DEFAULT_PART_LIMITS, concurrency: 1 } : parts;
     this.foreignWriter = plumbing.foreignWriter ?? bronzeRng.chance(0.5);
     this.foreignRng = new Rng((seed * 7_727 + 101) >>> 0);
     const bronzeTables = new Set(CONFIG.tables.filter((t) => t.bronze).map((t) => t.name));
@@ -233,7 +242,12 @@ export class World {
     const ctx = { aws: this.aws, worker, classify };
     const cursors = new SimSinkCursors({ ...ctx, db: this.db });
     return {
-      sources: new SimSourceObjects({ ...ctx, landing: this.landing }),
+      sources: new SimSourceObjects({
+        ...ctx,
+        landing: this.landing,
+        slowMs: this.slowLandingMs,
+        scheduler: this.scheduler,
+      }),
       deltaAt: (bucket: string, prefix: string) => {
         const at = { ...ctx, bucket: this.bucket, prefix };
         if (bucket !== MANIFEST_BUCKET) throw new Error(`the simulation has no bucket ${bucket}`);

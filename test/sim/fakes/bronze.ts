@@ -23,7 +23,7 @@ import { classifyAwsError } from '../../../shared/errors.ts';
 import type { ObjectRef } from '../../../shared/model.ts';
 import type { PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
-import type { Worker } from '../scheduler.ts';
+import type { Scheduler, Worker } from '../scheduler.ts';
 import type { DynamoTable } from './dynamo.ts';
 import type { Classify } from './ledger.ts';
 import type { S3Bucket } from './s3.ts';
@@ -45,9 +45,18 @@ interface Ctx {
 
 /** Landing objects (text), read whole in one GetObject and streamed in small chunks. */
 export class SimSourceObjects implements SourceObjects {
-  constructor(private readonly ctx: Ctx & { readonly landing: S3Bucket }) {}
+  constructor(
+    private readonly ctx: Ctx & {
+      readonly landing: S3Bucket;
+      /** Milliseconds every landing read takes on top of the call's latency (a slow source, big files). */
+      readonly slowMs?: number;
+      readonly scheduler?: Scheduler;
+    },
+  ) {}
 
   private async get(ref: ObjectRef): Promise<Uint8Array | undefined> {
+    if (this.ctx.slowMs && this.ctx.scheduler)
+      await this.ctx.scheduler.sleep(this.ctx.worker, this.ctx.slowMs);
     try {
       const body = await this.ctx.aws.send(this.ctx.worker, 's3', `getObject landing/${ref.key}`, () =>
         this.ctx.landing.get(ref.key),
