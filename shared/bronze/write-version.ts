@@ -112,6 +112,12 @@ export async function writePart(
   const inTime = () => {
     if (deps.now() > input.finishBy) throw new OutOfTimeError();
   };
+  // Also inside a file: a big one streamed for minutes must not run into the Lambda timeout.
+  let seen = 0;
+  const everySoOften = () => {
+    seen += 1;
+    if (seen % 4096 === 0) inTime();
+  };
   const refs = manifest.files.slice(files.from, files.to);
   const budget: HoldBudget = { bytes: input.limits.maxBytes };
   const observer = new SchemaObserver(fromCsv);
@@ -131,6 +137,7 @@ export async function writePart(
       continue;
     }
     for await (const record of records) {
+      everySoOften();
       if (record.kind === 'row') observer.observe(record.values);
       else if (record.kind === 'columns') observer.declare(record.columns);
     }
@@ -167,6 +174,7 @@ export async function writePart(
       continue;
     }
     for await (const record of records) {
+      everySoOften();
       if (record.kind === 'columns') continue;
       await splitter.add(
         record.kind === 'row'
