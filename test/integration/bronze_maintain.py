@@ -7,15 +7,10 @@ import sys
 
 from deltalake import DeltaTable
 
+from delta_options import emulator_options
+
 uri, endpoint, region = sys.argv[1], sys.argv[2], sys.argv[3]
-options = {
-    "AWS_ENDPOINT_URL": endpoint,
-    "AWS_REGION": region,
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_ALLOW_HTTP": "true",
-    "aws_conditional_put": "etag",
-}
+options = emulator_options(endpoint, region, aws_conditional_put="etag")
 table = DeltaTable(uri, storage_options=options)
 before = table.version()
 metrics = table.optimize.compact()

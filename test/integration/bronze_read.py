@@ -7,16 +7,12 @@ import sys
 
 from deltalake import DeltaTable
 
+from delta_options import emulator_options
+
 uri, endpoint, region = sys.argv[1], sys.argv[2], sys.argv[3]
 first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
 app_id = sys.argv[5] if len(sys.argv) > 5 else None
-options = {
-    "AWS_ENDPOINT_URL": endpoint,
-    "AWS_REGION": region,
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_ALLOW_HTTP": "true",
-}
+options = emulator_options(endpoint, region)
 latest = DeltaTable(uri, storage_options=options)
 out = {"version": latest.version(), "versions": {}}
 if app_id is not None:
