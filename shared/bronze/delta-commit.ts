@@ -5,8 +5,11 @@ import { comparePositions } from './delta-log.ts';
 import type { DeltaStore, SinkPosition } from './ports.ts';
 import { applyToHead, headPosition, type TableHead } from './table-head.ts';
 
-/** 409s (a conditional write to the same key in flight) in a row before the run gives up and is retried. */
-const CONFLICT_ATTEMPTS = 6;
+/**
+ * Puts of one version that settled nothing (409: a conditional write to the key in flight; SlowDown; an
+ * outcome the SDK could not tell with nothing there after) before the run gives up and is retried.
+ */
+const PUT_ATTEMPTS = 6;
 /** Foreign commits stepped over in one commit: far more than any maintenance job makes in seconds. */
 const MAX_FOREIGN = 1000;
 
@@ -43,7 +46,16 @@ export async function commitAtNextVersion(
   body: string,
   start: SinkPosition,
 ): Promise<CommitOutcome> {
-  let conflicts = 0;
+  let unsettled = 0;
+  const again = async (version: number) => {
+    unsettled += 1;
+    if (unsettled >= PUT_ATTEMPTS)
+      throw new InletError(`bronze table ${table}: the commit of Delta version ${version} kept conflicting`, {
+        retryable: true,
+      });
+    // Full jitter, so two writers that collided do not collide again (as the manifest put does).
+    await (deps.sleep ?? sleep)((deps.random ?? Math.random)() * Math.min(2000, 50 * 2 ** unsettled));
+  };
   for (let foreign = 0; foreign <= MAX_FOREIGN; ) {
     const version = head.version + 1;
     let put: PutIfAbsentResult | 'unknown';
@@ -60,21 +72,15 @@ export async function commitAtNextVersion(
       return { kind: 'committed', version };
     }
     if (put === 'conflict') {
-      conflicts += 1;
-      if (conflicts >= CONFLICT_ATTEMPTS)
-        throw new InletError(
-          `bronze table ${table}: the commit of Delta version ${version} kept conflicting`,
-          {
-            retryable: true,
-          },
-        );
-      // Full jitter, so two writers that collided do not collide again (as the manifest put does).
-      await (deps.sleep ?? sleep)((deps.random ?? Math.random)() * Math.min(2000, 50 * 2 ** conflicts));
+      await again(version);
       continue;
     }
     const found = await deps.delta.getCommit(version);
     // Not there: the unknown put was not applied (the SDK's attempts are over); put again.
-    if (found === undefined) continue;
+    if (found === undefined) {
+      await again(version);
+      continue;
+    }
     const summary = applyToHead(head, table, version, found);
     if (found === body) return { kind: 'committed', version };
     if (summary.ours || comparePositions(headPosition(head, table), start) !== 0)
