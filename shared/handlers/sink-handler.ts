@@ -94,7 +94,13 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
             versionsBehind: outcome.behind,
             deltaVersion: outcome.cursor.deltaVersion,
           });
-          await deps.nudger.nudge(table, outcome.cursor.deltaVersion, sqsRecord.messageId);
+          // Named by the message and its receive count: a redelivery of the same message (its run failed, or
+          // overlapped another) that stops at the same cursor must get its own nudge through too (seed 943).
+          await deps.nudger.nudge(
+            table,
+            outcome.cursor.deltaVersion,
+            `${sqsRecord.messageId}.${receivesOf(sqsRecord)}`,
+          );
         }
       } catch (error) {
         m.count(METRIC.sinkErrors, 1);

@@ -164,6 +164,7 @@ export class SinkTable {
     // The up-to-date table costs one cursor read and one manifest read, no log read.
     let manifest = await deps.store.getManifest(table, cursor.manifestVersion + 1);
     if (!manifest) return { kind: 'caughtUp', cursor };
+    if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
 
     const head = await loadHead(delta, table, cursor.deltaVersion);
     checkWritable(head, table, location);
@@ -176,12 +177,16 @@ export class SinkTable {
     if (!settled) return { kind: 'moved' };
     cursor = settled;
 
+    // The run that read the head writes at least one part, even if reading it took it past the deadline:
+    // the part is still bounded by `finishBy`, and a run that only ever read would never move the table.
+    let parts = 0;
     while (manifest) {
       if (manifest.version !== cursor.manifestVersion + 1) {
         manifest = await deps.store.getManifest(table, cursor.manifestVersion + 1);
         continue;
       }
-      if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
+      if (parts > 0 && deps.now() >= time.deadline) return { kind: 'stopped', cursor };
+      parts += 1;
       const files = planPart(manifest, cursor.filesDone, {
         ...limits,
         maxFiles: Math.min(limits.maxFiles, cursor.partFiles ?? limits.maxFiles),
