@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { parquetMetadataAsync } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { venvPython } from '../../local/paths.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
 import { checkpointName } from '../../shared/bronze/checkpoint.ts';
 import type { CleanSourceConfig } from '../../shared/bronze/config.ts';
-import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
+import { DynamoDbSinkCursorStore, sinkCursorKey } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import type { DeltaStore } from '../../shared/bronze/ports.ts';
 import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
 import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
@@ -350,6 +351,39 @@ describe('bronze Delta table, read back by delta-rs', () => {
     ).getCommit(4);
     expect(commit).toContain('"delta.logRetentionDuration":"interval 60 days"');
     expect(await t.cursors.get('events')).toMatchObject({ manifestVersion: 3, deltaVersion: 4, rows: 4 });
+  });
+
+  it('continues a table the previous sink wrote: its cursor item (Delta version and schema, no manifest version) read as that', async () => {
+    const t = await setup({ format: 'jsonl' });
+    await t.round({ 'a.json': '{"n":1}\n' });
+    await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    // The item as the sink before parts wrote it.
+    const doc = DynamoDBDocumentClient.from(t.h.clients.dynamodb);
+    await doc.send(
+      new PutCommand({
+        TableName: t.h.resources.ledgerTable,
+        Item: {
+          ...sinkCursorKey('events'),
+          deltaVersion: 0,
+          schema: JSON.stringify([{ name: 'n', type: 'long' }]),
+          rows: 1,
+          rescued: 0,
+        },
+      }),
+    );
+    await t.round({ 'b.json': '{"n":2}\n' });
+    expect(await t.sink.catchUp('events', Number.POSITIVE_INFINITY)).toMatchObject({
+      written: [1],
+      versions: [2],
+    });
+    const { Item } = await doc.send(
+      new GetCommand({ TableName: t.h.resources.ledgerTable, Key: sinkCursorKey('events') }),
+    );
+    expect(Item).toMatchObject({ manifestVersion: 2, filesDone: 0, deltaVersion: 1, rows: 2 });
+    expect(Item?.schema).toBeUndefined();
+    const table = await readWithDeltalake(t.uri, 1, 'inlet-bronze-events');
+    expect(table.txnVersion).toBe(2);
+    expect(table.versions['1']?.records.map((r) => r.n).sort()).toEqual([1, 2]);
   });
 
   it('a version with 12,000 columns: the cursor item carries no schema, so it stays far under 400 KB', async () => {
