@@ -1,34 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { LocalBackfill } from '../../local/backfill-executor.ts';
-import type { AwsClients } from '../../shared/aws/clients.ts';
-import { parsePipelineConfig } from '../../shared/config.ts';
-import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
+import { runStandalone } from '../../local/step-functions/standalone.ts';
 
-// The local executor checks a definition once per process (asl-validator costs ~0.3 s of CPU a call) and
+// The local interpreter checks a definition once per process (asl-validator costs ~0.3 s of CPU a call) and
 // starts later executions of the same definition without the check: an invalid one must still be refused
 // every time, never remembered as checked.
 
-function executor(definition: object) {
-  return new LocalBackfill({
-    clients: {} as AwsClients,
-    stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:test',
-    endpoint: '',
-    region: 'us-east-1',
-    // Never called (a definition of Pass states runs no task); the handler is built from them all the same.
-    standalone: {
-      definition,
-      deps: {
-        config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
-      } as BackfillDeps,
-    },
-  });
-}
-
 async function runOnce(definition: object) {
-  const local = executor(definition);
-  const name = `run-${Math.random().toString(36).slice(2)}`;
-  await local.start({ table: 'orders' }, name);
-  return local.wait(name);
+  // Never called: a definition of Pass states runs no task.
+  const handler = async () => ({});
+  const [execution] = await runStandalone({ definition, handler, input: { table: 'orders' } });
+  return execution;
 }
 
 const valid = () => ({
@@ -41,7 +22,7 @@ const invalid = () => ({
   States: { A: { Type: 'Pass', Next: 'Missing' } },
 });
 
-describe('the local executor validates each definition', () => {
+describe('the local interpreter validates each definition', () => {
   it('refuses an invalid definition on every execution, however often it is started', async () => {
     for (let i = 0; i < 2; i++) await expect(runOnce(invalid())).rejects.toThrow(/definition is invalid/);
   });
