@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
 import { CreateStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { DescribeExecutionCommand, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
+import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LambdaInvoker } from '../../local/lambda-invoker.ts';
 import { stackResources } from '../../local/stack-resources.ts';
 import { ExecutionsApi } from '../../local/step-functions/executions-api.ts';
 import { LOCAL_MODE_STOPPED, StepFunctionsExecutor } from '../../local/step-functions/executor.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { awsCliBatch, json } from '../support/aws-cli.ts';
 import { historyOf, waitForExecution } from '../support/step-functions.ts';
 
 // Local mode's Step Functions executor against the emulator, on a one-task state machine made by
@@ -170,10 +171,28 @@ describe.skipIf(target.kind !== 'emulator')(
       const entered = invoker.hold();
       const arn = await start({ n: 2 });
       await entered;
-      await clients.sfn.send(
-        new StopExecutionCommand({ executionArn: arn, error: 'Operator', cause: 'stop it' }),
-      );
-      expect(await status(arn)).toBe('ABORTED');
+      // As an operator stops it: the AWS CLI.
+      const [stopped, described] = await awsCliBatch(endpoint, [
+        [
+          'stepfunctions',
+          'stop-execution',
+          '--execution-arn',
+          arn,
+          '--error',
+          'Operator',
+          '--cause',
+          'stop it',
+        ],
+        ['stepfunctions', 'describe-execution', '--execution-arn', arn],
+      ]);
+      expect(json(stopped).stopDate).toEqual(expect.any(Number));
+      expect(json(described)).toMatchObject({
+        status: 'ABORTED',
+        error: 'Operator',
+        cause: 'stop it',
+        stopDate: json(stopped).stopDate,
+        redriveStatus: 'REDRIVABLE',
+      });
       invoker.release();
       await running.idle();
       const history = await historyOf(clients.sfn, arn);
