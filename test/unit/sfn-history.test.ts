@@ -175,6 +175,26 @@ describe('the history of a local execution, as GetExecutionHistory reports it on
   });
 });
 
+/** One execution of a one-state machine; its outcome. */
+function runState(
+  state: object,
+  { input = {}, startTime = new Date(), invoke = async () => ({ payload: null as unknown }) } = {},
+) {
+  return runExecution(
+    { StartAt: 'Only', States: { Only: { ...state, End: true } as never } },
+    {
+      executionArn: 'arn:aws:states:us-east-1:000000000000:execution:m:e',
+      name: 'e',
+      stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:m',
+      input: JSON.stringify(input),
+      startTime,
+    },
+    { invokeLambda: invoke, startExecution: async () => ({ ExecutionArn: '', StartDate: '' }) },
+    () => {},
+    { region: 'us-east-1' },
+  ).outcome;
+}
+
 describe('the local interpreter keeps what Step Functions guarantees', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -182,88 +202,35 @@ describe('the local interpreter keeps what Step Functions guarantees', () => {
 
   it('$$.Execution.StartTime is when StartExecution was called, not when the executor picked it up', async () => {
     const startTime = new Date('2020-01-02T03:04:05.678Z');
-    const { outcome } = runExecution(
-      {
-        StartAt: 'Read',
-        States: {
-          Read: { Type: 'Pass', Parameters: { 'start.$': '$$.Execution.StartTime' }, End: true } as never,
-        },
-      },
-      {
-        executionArn: 'arn:aws:states:us-east-1:000000000000:execution:m:e',
-        name: 'e',
-        stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:m',
-        input: '{}',
-        startTime,
-      },
-      {
-        invokeLambda: async () => ({ payload: null }),
-        startExecution: async () => ({ ExecutionArn: '', StartDate: '' }),
-      },
-      () => {},
-      { region: 'us-east-1' },
+    const outcome = await runState(
+      { Type: 'Pass', Parameters: { 'start.$': '$$.Execution.StartTime' } },
+      { startTime },
     );
-    expect(JSON.parse((await outcome).output ?? '{}')).toEqual({ start: startTime.toISOString() });
+    expect(JSON.parse(outcome.output ?? '{}')).toEqual({ start: startTime.toISOString() });
     // Only the interpreter's start saw the fixed date: `new Date()` is the clock again.
     expect(new Date().getFullYear()).toBeGreaterThan(startTime.getFullYear());
   });
 
   it('States.JsonToString is JSON, quotes and backslashes in strings escaped', async () => {
     const input = { cause: '{"errorType":"E","errorMessage":"a \\"quoted\\" \\\\ path"}' };
-    const { outcome } = runExecution(
-      {
-        StartAt: 'Describe',
-        States: {
-          Describe: { Type: 'Pass', Parameters: { 'text.$': 'States.JsonToString($)' }, End: true } as never,
-        },
-      },
-      {
-        executionArn: 'arn:aws:states:us-east-1:000000000000:execution:m:json',
-        name: 'json',
-        stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:m',
-        input: JSON.stringify(input),
-        startTime: new Date(),
-      },
-      {
-        invokeLambda: async () => ({ payload: null }),
-        startExecution: async () => ({ ExecutionArn: '', StartDate: '' }),
-      },
-      () => {},
-      { region: 'us-east-1' },
+    const outcome = await runState(
+      { Type: 'Pass', Parameters: { 'text.$': 'States.JsonToString($)' } },
+      { input },
     );
-    const { text } = JSON.parse((await outcome).output ?? '{}');
-    expect(JSON.parse(text)).toEqual(input);
+    expect(JSON.parse(JSON.parse(outcome.output ?? '{}').text)).toEqual(input);
   });
 
   it('a task without TimeoutSeconds runs as long as it takes (AWS has no default; the interpreter 60 s)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const slow = () => new Promise((resolve) => setTimeout(() => resolve({ done: true }), 120_000));
-    const { outcome } = runExecution(
+    const outcome = runState(
       {
-        StartAt: 'Slow',
-        States: {
-          Slow: {
-            Type: 'Task',
-            Resource: 'arn:aws:states:::lambda:invoke',
-            Parameters: { FunctionName: 'f', 'Payload.$': '$' },
-            OutputPath: '$.Payload',
-            End: true,
-          } as never,
-        },
+        Type: 'Task',
+        Resource: 'arn:aws:states:::lambda:invoke',
+        Parameters: { FunctionName: 'f', 'Payload.$': '$' },
+        OutputPath: '$.Payload',
       },
-      {
-        executionArn: 'arn:aws:states:us-east-1:000000000000:execution:m:slow',
-        name: 'slow',
-        stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:m',
-        input: '{}',
-        startTime: new Date(),
-      },
-      {
-        invokeLambda: async () => ({ payload: await slow() }),
-        startExecution: async () => ({ ExecutionArn: '', StartDate: '' }),
-      },
-      () => {},
-      { region: 'us-east-1' },
+      { invoke: async () => ({ payload: await slow() }) },
     );
     await vi.advanceTimersByTimeAsync(121_000);
     expect(await outcome).toMatchObject({ status: 'SUCCEEDED', output: '{"done":true}' });
