@@ -30,7 +30,7 @@ export interface BackfillWorkflowProps {
   readonly reconcile?: ReconcileProps & { readonly tables: readonly string[] };
 }
 
-/** State names: defined in shared/names.ts (the local executor and the CLI find tasks by them). */
+/** State names: defined in shared/names.ts (the CLI finds the progress in a history by them). */
 export { BACKFILL_STATES };
 
 /**

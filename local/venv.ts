@@ -63,6 +63,32 @@ function install(log: (line: string) => void): void {
 
 const lastLine = (text: string | null) => text?.trim().split('\n').pop() || 'no output';
 
+/** What the AWS CLI imports: the integration suite runs it dozens of times. */
+const CLI_PACKAGES = [
+  'awscli',
+  'urllib3',
+  'yaml',
+  'docutils',
+  'dateutil',
+  'rsa',
+  'pyasn1',
+  'jmespath',
+  'colorama',
+];
+
+/**
+ * Compiles the AWS CLI's packages to bytecode once. Neither installer does by default, and where
+ * PYTHONDONTWRITEBYTECODE is set (this machine's environment) Python compiles every module it imports
+ * afresh in every process: measured 4.5-5 s for `aws --version`, 1 s with the bytecode (2 busy cores).
+ */
+function compileCli(): void {
+  const script =
+    'import compileall, importlib.util, os, sys\n' +
+    'for name in sys.argv[1:]:\n' +
+    '    compileall.compile_dir(os.path.dirname(importlib.util.find_spec(name).origin), quiet=1, workers=0)\n';
+  run(venvPython, ['-c', script, ...CLI_PACKAGES], 'compiling the AWS CLI');
+}
+
 function findPython(): string {
   for (const candidate of [process.env.INLET_PYTHON, 'python3', 'python'].filter(Boolean) as string[]) {
     const probe = spawnSync(candidate, ['-c', 'import sys; print(sys.version_info[:2] >= (3, 9))'], {
@@ -125,6 +151,7 @@ export async function ensureVenv(log: (line: string) => void = console.error): P
     rmSync(venvDir, { recursive: true, force: true });
     run(python, ['-m', 'venv', venvDir], 'creating the venv');
     install(log);
+    compileCli();
     writeFileSync(stampFile, `${hash}\n`);
     log('[inlet] emulator venv ready');
     return venvPython;

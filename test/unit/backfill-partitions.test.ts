@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
-import { LocalBackfill } from '../../local/backfill-executor.ts';
-import type { AwsClients } from '../../shared/aws/clients.ts';
+import { runStandalone } from '../../local/step-functions/standalone.ts';
 import { compareKeys, discoverRanges, inRange, type Partition } from '../../shared/backfill/partitions.ts';
 import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
+import { makeBackfillHandler } from '../../shared/handlers/backfill-handler.ts';
 import type { Ledger } from '../../shared/ledger/ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
@@ -77,18 +77,8 @@ beforeAll(() => {
   definition = synthesizeBackfillDefinition();
 }, 60_000);
 
-async function run(deps: BackfillDeps, input: Record<string, unknown>) {
-  const executor = new LocalBackfill({
-    clients: {} as AwsClients,
-    stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:test',
-    endpoint: '',
-    region: 'us-east-1',
-    retryIntervalMs: 1,
-    standalone: { definition, deps },
-  });
-  const name = `run-${Math.random().toString(36).slice(2)}`;
-  await executor.start(input, name);
-  return executor.waitForRun(name);
+function run(deps: BackfillDeps, input: Record<string, unknown>) {
+  return runStandalone({ definition, handler: makeBackfillHandler(deps), input, retryIntervalMs: 1 });
 }
 
 // Folders at two levels, a folder marker object, keys directly under the prefix, a key sorting between
