@@ -108,7 +108,8 @@ export function usesTimestampNtz(type: BronzeType): boolean {
 
 /**
  * Why Delta cannot hold a column (or nested field) of this name, or undefined when it can. Without column
- * mapping names may not contain ` ,;{}()\n\t=` (PROTOCOL.md "Column Mapping"), and names must be unique
+ * mapping, Delta refuses names with any of ` ,;{}()\n\t=` ("special characters in Parquet schema": Delta
+ * Kernel's `SchemaUtils.validParquetColumnNames`, Spark's `checkFieldNames`), and names must be unique
  * regardless of case (PROTOCOL.md "Schema Serialization Format"), which the caller checks against its
  * siblings.
  */

@@ -8,7 +8,8 @@ import {
   type SchemaElement,
 } from 'hyparquet';
 import type { BronzeType } from './delta-types.ts';
-import { Bad, type FieldReader, fieldReader, NotUtf8 } from './parquet-types.ts';
+import { Bad, type FieldReader, NotUtf8 } from './parquet-leaves.ts';
+import { fieldReader } from './parquet-types.ts';
 import type { SourceRecord } from './records.ts';
 import type { Column } from './schema.ts';
 import { Unstorable } from './values.ts';
