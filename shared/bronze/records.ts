@@ -65,8 +65,11 @@ async function* lines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<{ text:
   yield* drain(true);
 }
 
+/** A JSON object: not an array, and not a number the lossless parser wraps (`1.0`, `1e400` on their own). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /** JSON Lines; a `json` file whose first byte is `[` is one document, an array of records. */
