@@ -36,6 +36,7 @@ export class RecordFitter {
   private readonly typed = new WeakMap<DeclaredTypes, Map<string, Converter>>();
   private readonly keyProblems = new Map<string, string | null>();
   private readonly csv: boolean;
+  private readonly nullPrototype: boolean;
 
   constructor(
     private readonly schema: TableSchema,
@@ -45,6 +46,7 @@ export class RecordFitter {
     this.columns = new Map(schema.map((c) => [c.name, c.type]));
     this.lower = byLowerName([...schema, ...SYSTEM_COLUMNS.map((name) => ({ name }))]);
     this.csv = format === 'csv';
+    this.nullPrototype = needsNullPrototype(schema);
     for (const c of schema) this.untyped.set(c.name, untypedConverter(c.type, this.csv));
   }
 
@@ -91,7 +93,7 @@ export class RecordFitter {
     sourceFile: string,
     manifestVersion: number,
   ): OutputRow {
-    const row = emptyRow(this.schema);
+    const row = emptyRow(this.schema, this.nullPrototype);
     const rescued: string[] = [];
     const reasons: string[] = [];
     const rescue = (name: string, value: unknown, reason: string) => {
@@ -143,8 +145,10 @@ export class RecordFitter {
  * that key on a plain object would set its prototype instead (a null-prototype object is slower to build,
  * so only then).
  */
-function emptyRow(schema: TableSchema): OutputRow {
-  const row: OutputRow = schema.some((c) => c.name === '__proto__') ? Object.create(null) : {};
+const needsNullPrototype = (schema: TableSchema) => schema.some((c) => c.name === '__proto__');
+
+function emptyRow(schema: TableSchema, nullPrototype = needsNullPrototype(schema)): OutputRow {
+  const row: OutputRow = nullPrototype ? Object.create(null) : {};
   for (const column of schema) row[column.name] = null;
   return row;
 }

@@ -31,6 +31,15 @@ export function decimalBytes(precision: number): number {
   return bytes;
 }
 
+/** The outer group of a LIST or MAP, annotated both ways (converted and logical), as Spark writes it. */
+const wrapper = (name: string, repetition: Repetition, kind: 'LIST' | 'MAP'): SchemaElement => ({
+  name,
+  repetition_type: repetition,
+  num_children: 1,
+  converted_type: kind,
+  logical_type: { type: kind },
+});
+
 /**
  * The Parquet schema elements (depth first) of a column of `type`, the way Delta readers expect them
  * (PROTOCOL.md "Delta Data Type to Parquet Type Mappings") and Spark writes them: `byte`/`short` INT32 with
@@ -52,25 +61,13 @@ export function parquetElements(name: string, type: BronzeType, repetition: Repe
         ];
       case 'array':
         return [
-          {
-            name,
-            repetition_type: repetition,
-            num_children: 1,
-            converted_type: 'LIST',
-            logical_type: { type: 'LIST' },
-          },
+          wrapper(name, repetition, 'LIST'),
           { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
           ...parquetElements('element', type.elementType, 'OPTIONAL'),
         ];
       case 'map':
         return [
-          {
-            name,
-            repetition_type: repetition,
-            num_children: 1,
-            converted_type: 'MAP',
-            logical_type: { type: 'MAP' },
-          },
+          wrapper(name, repetition, 'MAP'),
           { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 },
           ...parquetElements('key', type.keyType, 'REQUIRED'),
           ...parquetElements('value', type.valueType, 'OPTIONAL'),

@@ -12,6 +12,14 @@ export function memoryTable(config: BronzeConfigInput) {
   const parsed = bronzeConfigSchema.parse(config);
   let schema: TableSchema | undefined;
   let version = 0;
+  /** A manifest version's data files, in name order. */
+  const dataFiles = (manifestVersion: number) => {
+    const prefix = `part-${String(manifestVersion).padStart(20, '0')}-`;
+    return [...delta.files]
+      .filter(([path]) => path.startsWith(prefix))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([, bytes]) => bytes);
+  };
   return {
     sources,
     delta,
@@ -38,11 +46,7 @@ export function memoryTable(config: BronzeConfigInput) {
     /** Rows of one manifest version's data files, as hyparquet reads them. */
     async rows(manifestVersion = version): Promise<Record<string, unknown>[]> {
       const out: Record<string, unknown>[] = [];
-      const prefix = `part-${String(manifestVersion).padStart(20, '0')}-`;
-      for (const [path, bytes] of [...delta.files].sort(([a], [b]) => a.localeCompare(b))) {
-        if (!path.startsWith(prefix)) continue;
-        out.push(...(await readRows(bytes)));
-      }
+      for (const bytes of dataFiles(manifestVersion)) out.push(...(await readRows(bytes)));
       return out;
     },
     /**
@@ -51,9 +55,7 @@ export function memoryTable(config: BronzeConfigInput) {
      */
     async cells(manifestVersion = version): Promise<Record<string, unknown>[]> {
       const out: Record<string, unknown>[] = [];
-      const prefix = `part-${String(manifestVersion).padStart(20, '0')}-`;
-      for (const [path, bytes] of [...delta.files].sort(([a], [b]) => a.localeCompare(b))) {
-        if (!path.startsWith(prefix)) continue;
+      for (const bytes of dataFiles(manifestVersion)) {
         const file = {
           byteLength: bytes.byteLength,
           slice: async (a: number, b?: number) => bytes.slice(a, b).buffer as ArrayBuffer,
