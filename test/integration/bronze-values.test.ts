@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { venvPython } from '../../local/paths.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
@@ -49,7 +49,7 @@ interface ReadBack {
 async function readBack(uri: string, ...extra: string[]): Promise<ReadBack> {
   const target = testTarget();
   if (target.kind !== 'emulator') throw new Error('these tests read the table back from the emulator');
-  const args = [here('./bronze_read.py'), uri, target.endpoint, target.region, '--exact', ...extra];
+  const args = [here('./bronze_read.py'), uri, target.endpoint, target.region, ...extra, '--exact'];
   const { stdout } = await run(venvPython, args, { maxBuffer: 64 * 1024 * 1024 });
   return JSON.parse(stdout) as ReadBack;
 }
@@ -97,7 +97,8 @@ describe('bronze values, read back by delta-rs', () => {
       copyFileSync(here(`../fixtures/parquet/${name}`), join(dir, name));
     const file = (name: string) => new Uint8Array(readFileSync(join(dir, name)));
 
-    const t = await setup({ format: 'parquet' });
+    // A checkpoint at Delta version 2, after the protocol moved: readers start from it (features included).
+    const t = await setup({ format: 'parquet', checkpointInterval: 2 });
     await t.round({
       'basic.parquet': file('basic.parquet'),
       'decimal_ints.parquet': file('decimal_ints.parquet'),
@@ -170,7 +171,18 @@ describe('bronze values, read back by delta-rs', () => {
       valueType: { type: 'array', elementType: 'string', containsNull: true },
       valueContainsNull: true,
     });
-    expect(state).toMatchObject({ version: 3, rows: 428, rescued: 4 });
+    expect(state).toMatchObject({ version: 3, rows: 428, rescued: 4, checkpointVersion: 2, commitsRead: 1 });
+    // Without the commits before the checkpoint, delta-rs must read its protocol (features) and schema.
+    for (const v of [0, 1])
+      await reader.s3.send(
+        new DeleteObjectCommand({
+          Bucket: t.h.resources.manifestBucket,
+          Key: `events/_bronze/_delta_log/${String(v).padStart(20, '0')}.json`,
+        }),
+      );
+    const fromCheckpoint = await readBack(t.uri, '2');
+    expect(fromCheckpoint.versions['3']).toEqual(table.versions['3']);
+    expect(fromCheckpoint.versions['2']?.protocol).toEqual(table.versions['2']?.protocol);
   });
 
   it('JSON keys that differ only by case and integers past 2^53: a readable table, every value exact', async () => {
