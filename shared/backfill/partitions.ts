@@ -15,6 +15,11 @@ export const partitionSchema = z.strictObject({
   to: z.optional(z.string()),
   /** Last key done: the next listing starts after it. */
   startAfter: z.optional(z.string()),
+  /**
+   * A versions listing's cursor is a pair: `startAfter` is S3's `NextKeyMarker` and this its
+   * `NextVersionIdMarker`, passed back together as S3 documents them.
+   */
+  versionIdMarker: z.optional(z.string()),
   /** An S3 Inventory data file (its key in the inventory's bucket), read instead of listing. */
   inventoryFile: z.optional(z.string()),
   /** Inventory rows of that file already done. */

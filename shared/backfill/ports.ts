@@ -13,8 +13,13 @@ export interface ListedObject {
 
 export interface ListPage {
   readonly objects: readonly ListedObject[];
-  /** The last key S3 returned, listed or not (a versions page can hold only older versions): the cursor. */
+  /**
+   * Where the next page starts: the last key S3 returned, listed or not (a versions page can hold only older
+   * versions and delete markers), or a versions listing's `NextKeyMarker`. The cursor.
+   */
   readonly lastKey?: string;
+  /** A versions listing's `NextVersionIdMarker`: passed back with `lastKey`, as S3 pairs them. */
+  readonly lastVersionId?: string;
   /** Whether keys after the last one remain. */
   readonly more: boolean;
   /** Inventory pages: rows read, filtered or not (the cursor). */
@@ -25,6 +30,8 @@ export interface ListRequest {
   readonly bucket: string;
   readonly prefix: string;
   readonly startAfter?: string;
+  /** With `startAfter`, a versions listing's `VersionIdMarker`: resume within that key's versions. */
+  readonly versionIdMarker?: string;
   /** 1-1000 */
   readonly limit: number;
   /** List object versions (IsLatest only) to learn each object's versionId: allowOverwrites tables. */

@@ -205,7 +205,12 @@ export class BackfillRun {
       const listed = await ahead;
       ahead = undefined;
       const objects = listed.objects.filter((o) => inRange(partition, o.key));
-      const ended = !listed.more || listed.objects.some((o) => pastRange(partition, o.key));
+      // Past the range: an object, or where the next page would start (a versions page past the range can
+      // hold only delete markers and older versions, and list no object at all).
+      const ended =
+        !listed.more ||
+        listed.objects.some((o) => pastRange(partition, o.key)) ||
+        (listed.lastKey !== undefined && pastRange(partition, listed.lastKey));
       const cursor = advance(partition, listed, objects);
       const limit = this.pageLimit(plan, add(totals, { ...ZERO_TOTALS, listed: objects.length }));
       if (!ended && limit > 0 && page + 1 < limits.pagesPerStep && this.deps.now() < deadline) {
@@ -258,6 +263,9 @@ export class BackfillRun {
         bucket: plan.bucket,
         prefix: listingPrefix(p),
         startAfter: startAfterFor(p),
+        ...(p.startAfter !== undefined && p.versionIdMarker !== undefined
+          ? { versionIdMarker: p.versionIdMarker }
+          : {}),
         limit,
         versions: table?.allowOverwrites === true,
       });
@@ -354,12 +362,17 @@ export class BackfillRun {
 function advance(partition: Partition, page: ListPage, inRangeObjects: readonly ListedObject[]): Partition {
   if (partition.inventoryFile !== undefined)
     return { ...partition, row: (partition.row ?? 0) + (page.rows ?? page.objects.length) };
-  // The page's last key (a versions page may end on a key with only older versions) unless past the range.
-  const last =
-    page.lastKey !== undefined && !pastRange(partition, page.lastKey)
-      ? page.lastKey
-      : inRangeObjects.at(-1)?.key;
-  return last === undefined ? partition : { ...partition, startAfter: last };
+  const { versionIdMarker: _, ...rest } = partition;
+  // Where the next page starts (a versions page may end on a key with only older versions), unless past
+  // the range, which ends the partition.
+  if (page.lastKey !== undefined && !pastRange(partition, page.lastKey))
+    return {
+      ...rest,
+      startAfter: page.lastKey,
+      ...(page.lastVersionId !== undefined ? { versionIdMarker: page.lastVersionId } : {}),
+    };
+  const last = inRangeObjects.at(-1)?.key;
+  return last === undefined ? partition : { ...rest, startAfter: last };
 }
 
 /** Execution names are 1-80 chars; a run's continuations share its name with a counter. */
