@@ -44,6 +44,31 @@ export interface InventoryReader {
   ): Promise<ListPage>;
 }
 
+/**
+ * What a report must hold for a table's file identity (docs/protocol.md, "Identity"), or every object gets a
+ * second identity beside its live event's and is ingested again. Path identity needs Bucket and Key only.
+ * allowOverwrites needs the versionId, which only a report of all versions has (`IncludedObjectVersions:
+ * All` adds VersionId, IsLatest and IsDeleteMarker; `Current` has none of them), and the ETag (an optional
+ * field), which identifies objects that have no version: written before versioning was enabled, while it
+ * was suspended, or in an unversioned bucket
+ * (https://docs.aws.amazon.com/AmazonS3/latest/API/API_InventoryConfiguration.html).
+ */
+export function identityColumnProblems(
+  columns: readonly string[],
+  table: { readonly name: string; readonly allowOverwrites: boolean },
+): string[] {
+  if (!table.allowOverwrites) return [];
+  const missing = ['VersionId', 'IsLatest', 'ETag'].filter((c) => !columns.includes(c));
+  if (missing.length === 0) return [];
+  return [
+    `inventory: table '${table.name}' has allowOverwrites: an object's identity is its versionId, else its ETag, ` +
+      `and the report's fileSchema has no ${missing.join(', ')}${missing.includes('VersionId') ? ' (a report of current versions only)' : ''}; ` +
+      'backfilling from it would ingest objects again under a second identity. Configure the inventory with ' +
+      'IncludedObjectVersions: All and OptionalFields: ETag (console: "Include all versions" and the ETag ' +
+      'field) and use its next report, or backfill by listing (no inventory)',
+  ];
+}
+
 /** One CSV line into fields: S3 Inventory quotes every field ("a","b"), doubling quotes inside. */
 export function parseCsvLine(line: string): string[] {
   const fields: string[] = [];

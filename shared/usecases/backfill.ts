@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import { mapLimit } from '../backfill/concurrency.ts';
-import type { InventoryReader } from '../backfill/inventory.ts';
+import { type InventoryReader, identityColumnProblems } from '../backfill/inventory.ts';
 import {
   discoverRanges,
   inRange,
@@ -16,6 +16,7 @@ import {
   type BackfillSummary,
   type BackfillTotals,
   type ExecutionInfo,
+  InvalidBackfillInput,
   type PartitionResult,
   type PartitionTask,
   planBackfill,
@@ -127,6 +128,9 @@ export class BackfillRun {
     if (plan.inventory) {
       if (!this.deps.inventory) throw new Error('this backfill function reads no S3 Inventory reports');
       const manifest = await this.deps.inventory.manifest(plan.inventory);
+      const table = this.deps.config.tables.find((t) => t.name === plan.table);
+      const problems = table ? identityColumnProblems(manifest.columns, table) : [];
+      if (problems.length > 0) throw new InvalidBackfillInput(problems);
       plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns } };
       pending ??= manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file, row: 0 }));
     }
