@@ -244,11 +244,15 @@ export function planBackfill(
   if (modifiedAfter && modifiedBefore && modifiedAfter >= modifiedBefore) {
     problems.push(`modifiedAfter (${modifiedAfter}) must be before modifiedBefore (${modifiedBefore})`);
   }
-  if (input.inventory && (input.partitions || input.startAfter || input.maxObjects)) {
-    problems.push(
-      'inventory: reads whole inventory files; startAfter, partitions and maxObjects do not apply',
-    );
+  if (input.inventory && (input.startAfter !== undefined || input.maxObjects !== undefined)) {
+    problems.push('inventory: reads whole inventory files; startAfter and maxObjects do not apply');
   }
+  // A resumed run's partitions are of its kind: data files of the report (cursor: the row), or key ranges.
+  const inventoryKind = (p: Partition) => p.inventoryFile !== undefined;
+  if (input.inventory && input.partitions?.some((p) => !inventoryKind(p) || p.startAfter !== undefined))
+    problems.push('partitions: an inventory run resumes with the inventory partitions its failure names');
+  if (!input.inventory && input.partitions?.some(inventoryKind))
+    problems.push('partitions: inventory partitions resume only with the inventory they came from');
   if (input.partitions && input.startAfter !== undefined) {
     problems.push('startAfter: give each partition its own startAfter instead');
   }

@@ -132,7 +132,14 @@ export class BackfillRun {
       const problems = table ? identityColumnProblems(manifest.columns, table) : [];
       if (problems.length > 0) throw new InvalidBackfillInput(problems);
       plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns } };
-      pending ??= manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file, row: 0 }));
+      const given = plan.input.partitions as Partition[] | undefined;
+      const unknown = given?.filter((p) => !manifest.files.includes(p.inventoryFile ?? ''));
+      if (unknown?.length)
+        throw new InvalidBackfillInput([
+          `partitions: ${unknown.map((p) => p.inventoryFile).join(', ')} not in the inventory's manifest`,
+        ]);
+      pending ??=
+        given ?? manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file, row: 0 }));
     }
     pending ??= await this.partition(plan);
     const partitions = resume?.partitions ?? pending.length;

@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
+import { parseCause, resumeHint } from '../../cli/backfill/run-view.ts';
 import { LocalBackfill } from '../../local/backfill-executor.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
+import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
 import { compareKeys, discoverRanges, inRange, type Partition } from '../../shared/backfill/partitions.ts';
 import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
@@ -11,6 +13,8 @@ import type { Ledger } from '../../shared/ledger/ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
+import { writeInventoryReport } from '../support/inventory.ts';
+import { inventoryS3 } from './inventory-s3-fake.ts';
 
 /** ListObjectsV2 over keys in memory: Prefix, StartAfter, MaxKeys, Delimiter, in UTF-8 order. */
 class MemoryLister implements ObjectLister {
@@ -151,5 +155,50 @@ describe('parallel backfill through the state machine (Map of partitions, local 
     // Nothing lost; what was enqueued before the failure is not enqueued again (the cursor moved past it).
     expect([...enqueued.keys()].sort(compareKeys)).toEqual(FILES);
     expect([...enqueued.values()].every((n) => n === 1)).toBe(true);
+  });
+});
+
+describe('resuming a failed inventory run (the input `inlet backfill status` prints)', () => {
+  it('continues each data file from its row: nothing refused, nothing restarted, nothing enqueued twice', async () => {
+    const s3 = inventoryS3();
+    const rows = Array.from({ length: 3 }, (_, f) =>
+      Array.from({ length: 12 }, (_, r) => ['landing', `orders/f${f}-${String(r).padStart(2, '0')}.json`]),
+    ).flat();
+    const manifest = await writeInventoryReport(s3.client, {
+      destination: 'inv',
+      sourceBucket: 'landing',
+      prefix: 'inv/landing/all',
+      columns: 'Bucket, Key',
+      rows,
+      files: 3,
+    });
+    // Pages of 5 rows, 2 pages a step: the second step of file 1 fails at its first page.
+    let failing = true;
+    const { deps, enqueued } = world([], (files) => {
+      if (failing && files.some((f) => f.key === 'orders/f1-10.json'))
+        throw new DefiniteFailureError('enqueue failed: AccessDenied');
+    });
+    const inventoryDeps: BackfillDeps = {
+      ...deps,
+      inventory: new S3InventoryReader(s3.client),
+      limits: { ...deps.limits, pageSize: 5 },
+    };
+    const input = { table: 'orders', inventory: manifest, concurrency: 3 };
+    const failed = (await run(inventoryDeps, input)).at(-1);
+    expect(failed?.status).toBe('FAILED');
+    const hint = resumeHint(input, parseCause(failed?.cause).summary);
+    const printed = /this input: (\{.*\})$/.exec(hint)?.[1];
+    expect(printed, hint).toBeDefined();
+    const before = s3.served();
+
+    failing = false;
+    const resumed = (await run(inventoryDeps, JSON.parse(printed ?? '{}'))).at(-1);
+    expect(resumed?.status, resumed?.cause).toBe('SUCCEEDED');
+    expect([...enqueued.keys()].sort()).toEqual(rows.map((r) => r[1]).sort());
+    expect([...enqueued.values()].every((n) => n === 1)).toBe(true);
+    // Only the failed file was read again (its first rows skipped, not enqueued).
+    expect(s3.served() - before).toBeLessThan(
+      (s3.get('inv', 'inv/landing/all/data/1.csv.gz')?.size ?? 0) + 2_000,
+    );
   });
 });
