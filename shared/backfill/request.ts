@@ -122,6 +122,8 @@ export interface BackfillPlan {
     readonly key: string;
     /** The data files' columns (the manifest's fileSchema), read once by Plan. */
     readonly columns?: readonly string[];
+    /** MD5 of the manifest Plan read and checked: steps read that report and no other. */
+    readonly md5?: string;
   };
   /** Key prefixes the reconcile window can touch (tables with a key time pattern); else the whole prefix. */
   readonly windowPrefixes?: readonly string[];

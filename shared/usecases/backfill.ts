@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import { mapLimit } from '../backfill/concurrency.ts';
-import { type InventoryReader, identityColumnProblems } from '../backfill/inventory.ts';
+import { InventoryReportError, identityColumnProblems } from '../backfill/inventory-report.ts';
 import {
   discoverRanges,
   inRange,
@@ -9,7 +9,7 @@ import {
   pastRange,
   startAfterFor,
 } from '../backfill/partitions.ts';
-import type { Enqueuer, ListedObject, ListPage, ObjectLister } from '../backfill/ports.ts';
+import type { Enqueuer, InventoryReader, ListedObject, ListPage, ObjectLister } from '../backfill/ports.ts';
 import {
   type BackfillPlan,
   type BackfillState,
@@ -131,15 +131,16 @@ export class BackfillRun {
       const table = this.deps.config.tables.find((t) => t.name === plan.table);
       const problems = table ? identityColumnProblems(manifest.columns, table) : [];
       if (problems.length > 0) throw new InvalidBackfillInput(problems);
-      plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns } };
+      plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns, md5: manifest.md5 } };
       const given = plan.input.partitions as Partition[] | undefined;
-      const unknown = given?.filter((p) => !manifest.files.includes(p.inventoryFile ?? ''));
+      const keys = new Set(manifest.files.map((f) => f.key));
+      const unknown = given?.filter((p) => !keys.has(p.inventoryFile ?? ''));
       if (unknown?.length)
         throw new InvalidBackfillInput([
           `partitions: ${unknown.map((p) => p.inventoryFile).join(', ')} not in the inventory's manifest`,
         ]);
       pending ??=
-        given ?? manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file, row: 0 }));
+        given ?? manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file.key, row: 0 }));
     }
     pending ??= await this.partition(plan);
     const partitions = resume?.partitions ?? pending.length;
@@ -261,13 +262,15 @@ export class BackfillRun {
     const inventory = this.deps.inventory;
     if (partition.inventoryFile !== undefined && plan.inventory) {
       if (!inventory) throw new Error('this backfill function reads no S3 Inventory reports');
-      const location = {
-        bucket: plan.inventory.bucket,
-        key: partition.inventoryFile,
-        columns: plan.inventory.columns ?? [],
+      const report = plan.inventory;
+      const filter = { bucket: plan.bucket, prefix: plan.listPrefix };
+      return async (p: Partition, limit: number) => {
+        const manifest = await this.manifestOf(inventory, report);
+        const file = manifest.files.find((f) => f.key === p.inventoryFile);
+        if (!file) throw new InventoryReportError(`${p.inventoryFile} is not in the report's manifest`);
+        const request = { bucket: report.bucket, columns: report.columns ?? manifest.columns, ...file };
+        return inventory.page(request, filter, p.row ?? 0, limit);
       };
-      return (p: Partition, limit: number) =>
-        inventory.page(location, { bucket: plan.bucket, prefix: plan.listPrefix }, p.row ?? 0, limit);
     }
     return (p: Partition, limit: number) =>
       this.deps.lister.list({
@@ -280,6 +283,23 @@ export class BackfillRun {
         limit,
         versions: table?.allowOverwrites === true,
       });
+  }
+
+  /**
+   * The report Plan read: the manifest it checked (by MD5), never another written at the same key since
+   * (a cached copy that differs is read again, once).
+   */
+  private async manifestOf(inventory: InventoryReader, report: NonNullable<BackfillPlan['inventory']>) {
+    let manifest = await inventory.manifest(report);
+    if (report.md5 !== undefined && manifest.md5 !== report.md5) {
+      inventory.forget(report);
+      manifest = await inventory.manifest(report);
+    }
+    if (report.md5 !== undefined && manifest.md5 !== report.md5)
+      throw new InventoryReportError(
+        `inventory manifest s3://${report.bucket}/${report.key} changed since the run began (MD5 ${manifest.md5}, was ${report.md5}): start a new run`,
+      );
+    return manifest;
   }
 
   /** Filter, route, look the ledger up, enqueue what it has not seen. */

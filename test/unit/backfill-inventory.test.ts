@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resumeHint } from '../../cli/backfill/run-view.ts';
 import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
 import { InvalidBackfillInput } from '../../shared/backfill/request.ts';
 import { S3ObjectLister } from '../../shared/backfill/s3-lister.ts';
@@ -102,5 +103,57 @@ describe('an inventory report must carry what the table identity needs', () => {
     const { state } = await drive(deps, { table: 'orders', inventory: manifest });
     expect(state.summary).toMatchObject({ complete: true, enqueued: 1 });
     expect(enqueued).toEqual(['orders/a.json']);
+  });
+});
+
+describe('a damaged inventory report', () => {
+  const keysOf = (file: number) =>
+    Array.from({ length: 12 }, (_, r) => `orders/f${file}-${String(r).padStart(2, '0')}.json`);
+  const rows = [0, 1, 2].flatMap((f) => keysOf(f).map((k) => ['landing', k]));
+
+  it('is refused at Plan when manifest.json does not match manifest.checksum', async () => {
+    const { s3, deps, report } = world({});
+    const manifest = await report('Bucket, Key', rows, 3);
+    const checksumKey = manifest.replace('s3://inv/', '').replace('manifest.json', 'manifest.checksum');
+    s3.put('inv', checksumKey, { body: Buffer.from('0'.repeat(32)) });
+    await expect(drive(deps, { table: 'orders', inventory: manifest })).rejects.toThrow(
+      /manifest\.checksum says 0{32}: incomplete or not the report S3 wrote/,
+    );
+  });
+
+  it('a truncated data file fails only its partition; the resume continues that file from its row once it is whole', async () => {
+    const { s3, deps, enqueued } = world({});
+    // A report whose manifest names no sizes or MD5s: only gzip itself can tell the file is cut.
+    const manifest = await writeInventoryReport(s3.client, {
+      destination: 'inv',
+      sourceBucket: 'landing',
+      prefix: 'inv/landing/all',
+      columns: 'Bucket, Key',
+      rows,
+      files: 3,
+      bareFiles: true,
+    });
+    const damaged = 'inv/landing/all/data/1.csv.gz';
+    const whole = s3.get('inv', damaged)?.body as Buffer;
+    s3.put('inv', damaged, { body: whole.subarray(0, whole.length - 12) });
+    const input = { table: 'orders', inventory: manifest };
+    const { state: failed } = await drive(deps, input);
+    expect(failed.next).toBe('failed');
+    expect(failed.failure?.Error).toBe('InventoryReportError');
+    expect(failed.failure?.Cause).toMatch(/data\/1\.csv\.gz is not a complete gzip file/);
+    // The other files are done; the damaged one's rows up to the failed step are too.
+    expect(enqueued).toEqual(expect.arrayContaining([...keysOf(0), ...keysOf(2)]));
+    const hint = resumeHint(input, failed.summary);
+    const resume = JSON.parse(/this input: (\{.*\})$/.exec(hint)?.[1] ?? '{}') as Record<string, unknown>;
+    expect(resume.partitions).toHaveLength(1);
+
+    s3.put('inv', damaged, { body: whole });
+    const before = enqueued.length;
+    const { state } = await drive(deps, resume);
+    expect(state.summary.complete).toBe(true);
+    const again = enqueued.slice(before);
+    expect(again.length).toBeGreaterThan(0);
+    expect(again.length).toBeLessThan(12);
+    expect(enqueued.sort()).toEqual(rows.map((r) => r[1]).sort());
   });
 });

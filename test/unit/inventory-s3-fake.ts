@@ -16,26 +16,30 @@ const s3Error = (name: string, status: number) =>
 
 /**
  * GetObject and PutObject over objects in memory, for the S3 Inventory reader: bodies are streams (as the
- * SDK's are in Node), served in 64 KiB chunks, with `transformToByteArray` too. `cut` makes a body end early
- * with a socket error after that many bytes, once (a connection lost mid-body). Counts the bytes served.
+ * SDK's are in Node), served in 64 KiB chunks (or `chunkBytes`), with `transformToByteArray` too. Connections can be lost: a
+ * GET cut after some bytes, or every open body at once. Counts the bytes served.
  */
-export function inventoryS3() {
+export function inventoryS3(options: { readonly chunkBytes?: number } = {}) {
+  const chunkBytes = options.chunkBytes ?? 65_536;
   const objects = new Map<string, FakeS3Object>();
   const cuts = new Map<string, number>();
   const gets: string[] = [];
   let served = 0;
+  let generation = 0;
   const id = (bucket: string | undefined, key: string | undefined) => `${bucket}/${key}`;
   async function* chunks(body: FakeBody, cutAt: number | undefined): AsyncIterable<Buffer> {
     let sent = 0;
+    const born = generation;
     const source = typeof body === 'function' ? body() : [body];
     for await (const whole of source) {
-      for (let at = 0; at < whole.length; at += 65_536) {
-        let chunk = whole.subarray(at, at + 65_536);
+      for (let at = 0; at < whole.length; at += chunkBytes) {
+        let chunk = whole.subarray(at, at + chunkBytes);
         if (cutAt !== undefined && sent + chunk.length > cutAt) {
           chunk = chunk.subarray(0, cutAt - sent);
           if (chunk.length > 0) yield chunk;
           throw Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
         }
+        if (born !== generation) throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
         sent += chunk.length;
         served += chunk.length;
         yield chunk;
@@ -84,6 +88,10 @@ export function inventoryS3() {
     served: () => served,
     put: (bucket: string, key: string, object: FakeS3Object) => objects.set(id(bucket, key), object),
     get: (bucket: string, key: string) => objects.get(id(bucket, key)),
+    /** Every body handed out so far fails at its next chunk (S3 closed idle connections). */
+    breakOpenBodies: () => {
+      generation++;
+    },
     /** The next GetObject of this key loses its connection after `bytes` bytes. */
     cutNextGet: (bucket: string, key: string, bytes: number) => cuts.set(id(bucket, key), bytes),
   };
