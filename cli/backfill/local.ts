@@ -92,9 +92,10 @@ export class LocalBackfills implements Backfills {
           ...(record.progress ? { summary: record.progress } : {}),
         };
       const interrupted = record.status === 'RUNNING';
-      const { summary, detail } = interrupted
-        ? { summary: record.progress, detail: undefined }
-        : parseCause(record.cause);
+      const parsed = interrupted ? { summary: record.progress, detail: undefined } : parseCause(record.cause);
+      // A cause too long for the resume points: the last Merge's summary (the record's progress) has them.
+      const summary = parsed.summary?.resumeInHistory ? record.progress : parsed.summary;
+      const detail = parsed.detail;
       return {
         execution: record.executionArn,
         status: interrupted ? 'INTERRUPTED' : record.status,

@@ -46,6 +46,27 @@ export class StepFunctionsBackfills implements Backfills {
     return output ? (JSON.parse(output) as { summary?: BackfillSummary }).summary : undefined;
   }
 
+  /**
+   * The summary of the execution's last Merge, resume points included: a failure cause holds at most
+   * 32,768 characters, a state's output 256 KiB. Newest events first; pages until it finds it.
+   */
+  private async mergeSummary(executionArn: string): Promise<BackfillSummary | undefined> {
+    let nextToken: string | undefined;
+    do {
+      const page = await this.target.clients.sfn.send(
+        new GetExecutionHistoryCommand({ executionArn, reverseOrder: true, maxResults: 100, nextToken }),
+      );
+      const exited = (page.events ?? []).find(
+        (e: HistoryEvent) =>
+          e.type === 'TaskStateExited' && e.stateExitedEventDetails?.name === BACKFILL_STATES.merge,
+      );
+      const output = exited?.stateExitedEventDetails?.output;
+      if (output) return (JSON.parse(output) as { summary?: BackfillSummary }).summary;
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return undefined;
+  }
+
   async view(execution: string): Promise<RunView> {
     const executions: string[] = [];
     let arn = this.arn(execution);
@@ -65,7 +86,9 @@ export class StepFunctionsBackfills implements Backfills {
       }
       if (status === 'RUNNING')
         return { execution: arn, status, executions, summary: await this.progress(arn) };
-      const { summary, detail } = parseCause(d.cause);
+      const parsed = parseCause(d.cause);
+      const summary = parsed.summary?.resumeInHistory ? await this.mergeSummary(arn) : parsed.summary;
+      const detail = parsed.detail;
       return {
         execution: arn,
         status,

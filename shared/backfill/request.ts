@@ -122,8 +122,6 @@ export interface BackfillPlan {
     readonly key: string;
     /** The data files' columns (the manifest's fileSchema), read once by Plan. */
     readonly columns?: readonly string[];
-    /** MD5 of the manifest Plan read and checked: steps read that report and no other. */
-    readonly md5?: string;
   };
   /** Key prefixes the reconcile window can touch (tables with a key time pattern); else the whole prefix. */
   readonly windowPrefixes?: readonly string[];
@@ -154,6 +152,8 @@ export interface BackfillState {
   readonly continuation?: { readonly name: string; readonly input: Record<string, unknown> };
   /** When `next` is `failed`: the first partition failure, as Step Functions caught it. */
   readonly failure?: { readonly Error: string; readonly Cause: string };
+  /** When `next` is `failed`: the execution's error and cause (JSON of the summary and the failure). */
+  readonly failed?: { readonly error: string; readonly cause: string };
 }
 
 /** One partition's iteration of the Map: what each Step takes and returns. */
@@ -191,6 +191,11 @@ export interface BackfillSummary extends BackfillTotals {
   readonly lastKey: string | null;
   /** Not complete: the input that resumes the run where each partition stopped. */
   readonly resume?: { readonly partitions: readonly Partition[] };
+  /**
+   * In a failure cause too long for its resume points (32,768 characters): they are in the output of the
+   * execution's last Merge state (its history), where `inlet backfill status` reads them.
+   */
+  readonly resumeInHistory?: boolean;
   readonly complete: boolean;
 }
 
@@ -249,11 +254,19 @@ export function planBackfill(
   if (input.inventory && (input.startAfter !== undefined || input.maxObjects !== undefined)) {
     problems.push('inventory: reads whole inventory files; startAfter and maxObjects do not apply');
   }
-  // A resumed run's partitions are of its kind: data files of the report (cursor: the row), or key ranges.
-  const inventoryKind = (p: Partition) => p.inventoryFile !== undefined;
-  if (input.inventory && input.partitions?.some((p) => !inventoryKind(p) || p.startAfter !== undefined))
-    problems.push('partitions: an inventory run resumes with the inventory partitions its failure names');
-  if (!input.inventory && input.partitions?.some(inventoryKind))
+  // A resumed run's partitions are of its kind: data files of the report (cursor: the file and row), or
+  // key ranges (cursor: the key).
+  const inventoryKind = (p: Partition) =>
+    p.report !== undefined && p.file !== undefined && p.fileEnd !== undefined;
+  const listingKind = (p: Partition) =>
+    p.report === undefined && p.file === undefined && p.fileEnd === undefined && p.row === undefined;
+  const keyed = (p: Partition) =>
+    [p.from, p.to, p.startAfter, p.versionIdMarker].some((v) => v !== undefined);
+  if (input.inventory && input.partitions?.some((p) => !inventoryKind(p) || keyed(p)))
+    problems.push(
+      'partitions: an inventory run resumes with the partitions its failure names (report, file, fileEnd, row)',
+    );
+  if (!input.inventory && input.partitions?.some((p) => !listingKind(p)))
     problems.push('partitions: inventory partitions resume only with the inventory they came from');
   if (input.partitions && input.startAfter !== undefined) {
     problems.push('startAfter: give each partition its own startAfter instead');

@@ -1,9 +1,17 @@
 import picomatch from 'picomatch';
 import { mapLimit } from '../backfill/concurrency.ts';
-import { InventoryReportError, identityColumnProblems } from '../backfill/inventory-report.ts';
+import { identityColumnProblems } from '../backfill/inventory-report.ts';
+import {
+  advanceInventory,
+  givenInventoryProblems,
+  inventoryEnded,
+  inventoryPartitions,
+  reportOf,
+} from '../backfill/inventory-source.ts';
 import {
   discoverRanges,
   inRange,
+  isInventoryPartition,
   listingPrefix,
   type Partition,
   pastRange,
@@ -22,6 +30,13 @@ import {
   planBackfill,
   ZERO_TOTALS,
 } from '../backfill/request.ts';
+import {
+  CAUSE_LIMIT_CHARS,
+  fitPartitions,
+  ROUND_BUDGET_BYTES,
+  roundMaxBytes,
+  STATE_LIMIT_BYTES,
+} from '../backfill/state-size.ts';
 import type { PipelineConfig } from '../config.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
@@ -53,7 +68,10 @@ const LOOKUP_CONCURRENCY = 4;
  * Map iteration at least.
  */
 const PARTITIONS_PER_SLOT = 2;
-/** The round's state travels in the execution history (256 KiB): no more partitions than this. */
+/**
+ * The round's state travels in the execution history: no more partitions than this, and fewer when their
+ * worst-case state would not fit (shared/backfill/state-size.ts).
+ */
 export const MAX_PARTITIONS = 256;
 
 export interface BackfillLimits {
@@ -124,34 +142,55 @@ export class BackfillRun {
     const planned = planBackfill(input, this.deps.config, this.deps.landingBucket, execution);
     const { resume } = planned;
     let { plan } = planned;
+    const given = plan.input.partitions as Partition[] | undefined;
     let pending = resume?.pending;
     if (plan.inventory) {
-      if (!this.deps.inventory) throw new Error('this backfill function reads no S3 Inventory reports');
-      const manifest = await this.deps.inventory.manifest(plan.inventory);
-      const table = this.deps.config.tables.find((t) => t.name === plan.table);
-      const problems = table ? identityColumnProblems(manifest.columns, table) : [];
+      const manifest = await this.readReport(plan);
+      plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns } };
+      const problems = given ? givenInventoryProblems(given, manifest) : [];
       if (problems.length > 0) throw new InvalidBackfillInput(problems);
-      plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns, md5: manifest.md5 } };
-      const given = plan.input.partitions as Partition[] | undefined;
-      const keys = new Set(manifest.files.map((f) => f.key));
-      const unknown = given?.filter((p) => !keys.has(p.inventoryFile ?? ''));
-      if (unknown?.length)
-        throw new InvalidBackfillInput([
-          `partitions: ${unknown.map((p) => p.inventoryFile).join(', ')} not in the inventory's manifest`,
-        ]);
-      pending ??=
-        given ?? manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file.key, row: 0 }));
+      pending ??= given ?? inventoryPartitions(manifest, plan.listPrefix, this.target(plan));
     }
-    pending ??= await this.partition(plan);
-    const partitions = resume?.partitions ?? pending.length;
+    pending ??= await this.partition(plan, given);
+    // Read once: the partitions live on as `pending` (and in a continuation's `resume`), the window as them.
+    const { partitions: _given, ...rest } = plan.input;
+    const { windowPrefixes: _window, ...lean } = plan;
+    plan = { ...lean, input: rest };
+    const fitted = this.fit(plan, pending);
+    if (fitted.length < pending.length)
+      this.deps.log.warn('backfill partitions coalesced to fit the state machine state', {
+        table: plan.table,
+        from: pending.length,
+        to: fitted.length,
+      });
+    const partitions = fitted.length < pending.length ? fitted.length : (resume?.partitions ?? fitted.length);
     const totals = resume?.totals ?? ZERO_TOTALS;
     const number = resume?.execution ?? 1;
-    this.deps.log.info('backfill planned', { ...plan, execution: number, partitions: pending.length });
-    return this.round(plan, number, totals, partitions, pending, 'round');
+    this.deps.log.info('backfill planned', { ...plan, execution: number, partitions: fitted.length });
+    return this.round(plan, number, totals, partitions, fitted, 'round');
   }
 
-  private async partition(plan: BackfillPlan): Promise<Partition[]> {
-    const given = plan.input.partitions as Partition[] | undefined;
+  /** The report's manifest, checked, and the table's identity satisfied by its columns (F9). */
+  private async readReport(plan: BackfillPlan) {
+    const { inventory } = this.deps;
+    if (!inventory || !plan.inventory)
+      throw new Error('this backfill function reads no S3 Inventory reports');
+    const manifest = await inventory.manifest(plan.inventory);
+    const table = this.deps.config.tables.find((t) => t.name === plan.table);
+    const problems = table ? identityColumnProblems(manifest.columns, table) : [];
+    if (manifest.sourceBucket !== plan.bucket)
+      problems.push(
+        `inventory: the report lists bucket ${manifest.sourceBucket}; table ${plan.table} reads ${plan.bucket}`,
+      );
+    if (problems.length > 0) throw new InvalidBackfillInput(problems);
+    return manifest;
+  }
+
+  private target(plan: BackfillPlan): number {
+    return Math.min(MAX_PARTITIONS, plan.concurrency * PARTITIONS_PER_SLOT);
+  }
+
+  private async partition(plan: BackfillPlan, given: Partition[] | undefined): Promise<Partition[]> {
     if (given) return given;
     if (plan.windowPrefixes) return plan.windowPrefixes.map((prefix) => ({ prefix }));
     const startAfter = plan.input.startAfter as string | undefined;
@@ -161,8 +200,22 @@ export class BackfillRun {
     return discoverRanges(this.deps.lister, {
       bucket: plan.bucket,
       prefix: plan.listPrefix,
-      target: Math.min(MAX_PARTITIONS, plan.concurrency * PARTITIONS_PER_SLOT),
+      target: this.target(plan),
     });
+  }
+
+  /**
+   * The partitions a round can hold: Step Functions refuses a state over 256 KiB, and the largest one,
+   * Merge's input, grows with every partition's cursor and failure (state-size.ts). Too many are
+   * coalesced, pair by pair.
+   */
+  private fit(plan: BackfillPlan, pending: readonly Partition[]): Partition[] {
+    const versions = this.deps.config.tables.find((t) => t.name === plan.table)?.allowOverwrites === true;
+    const bare = Buffer.byteLength(JSON.stringify(this.round(plan, 1, ZERO_TOTALS, 1, [], 'round')));
+    return fitPartitions(
+      pending,
+      (ps) => ps.length <= MAX_PARTITIONS && roundMaxBytes(bare, ps, versions) <= ROUND_BUDGET_BYTES,
+    );
   }
 
   private round(
@@ -219,11 +272,14 @@ export class BackfillRun {
       const objects = listed.objects.filter((o) => inRange(partition, o.key));
       // Past the range: an object, or where the next page would start (a versions page past the range can
       // hold only delete markers and older versions, and list no object at all).
-      const ended =
-        !listed.more ||
-        listed.objects.some((o) => pastRange(partition, o.key)) ||
-        (listed.lastKey !== undefined && pastRange(partition, listed.lastKey));
-      const cursor = advance(partition, listed, objects);
+      const ended = isInventoryPartition(partition)
+        ? inventoryEnded(partition, listed)
+        : !listed.more ||
+          listed.objects.some((o) => pastRange(partition, o.key)) ||
+          (listed.lastKey !== undefined && pastRange(partition, listed.lastKey));
+      const cursor = isInventoryPartition(partition)
+        ? advanceInventory(partition, listed)
+        : advance(partition, listed, objects);
       const limit = this.pageLimit(plan, add(totals, { ...ZERO_TOTALS, listed: objects.length }));
       if (!ended && limit > 0 && page + 1 < limits.pagesPerStep && this.deps.now() < deadline) {
         ahead = source(cursor, limit);
@@ -260,15 +316,16 @@ export class BackfillRun {
   private source(plan: BackfillPlan, partition: Partition) {
     const table = this.deps.config.tables.find((t) => t.name === plan.table);
     const inventory = this.deps.inventory;
-    if (partition.inventoryFile !== undefined && plan.inventory) {
+    if (isInventoryPartition(partition) && plan.inventory) {
       if (!inventory) throw new Error('this backfill function reads no S3 Inventory reports');
-      const report = plan.inventory;
+      const location = plan.inventory;
       const filter = { bucket: plan.bucket, prefix: plan.listPrefix };
       return async (p: Partition, limit: number) => {
-        const manifest = await this.manifestOf(inventory, report);
-        const file = manifest.files.find((f) => f.key === p.inventoryFile);
-        if (!file) throw new InventoryReportError(`${p.inventoryFile} is not in the report's manifest`);
-        const request = { bucket: report.bucket, columns: report.columns ?? manifest.columns, ...file };
+        const manifest = await reportOf(inventory, location, p.report);
+        const file = manifest.files[p.file ?? 0];
+        if (!file)
+          throw new InvalidBackfillInput([`partitions: no data file ${p.file} in the report's manifest`]);
+        const request = { bucket: location.bucket, columns: location.columns ?? manifest.columns, ...file };
         return inventory.page(request, filter, p.row ?? 0, limit);
       };
     }
@@ -283,23 +340,6 @@ export class BackfillRun {
         limit,
         versions: table?.allowOverwrites === true,
       });
-  }
-
-  /**
-   * The report Plan read: the manifest it checked (by MD5), never another written at the same key since
-   * (a cached copy that differs is read again, once).
-   */
-  private async manifestOf(inventory: InventoryReader, report: NonNullable<BackfillPlan['inventory']>) {
-    let manifest = await inventory.manifest(report);
-    if (report.md5 !== undefined && manifest.md5 !== report.md5) {
-      inventory.forget(report);
-      manifest = await inventory.manifest(report);
-    }
-    if (report.md5 !== undefined && manifest.md5 !== report.md5)
-      throw new InventoryReportError(
-        `inventory manifest s3://${report.bucket}/${report.key} changed since the run began (MD5 ${manifest.md5}, was ${report.md5}): start a new run`,
-      );
-    return manifest;
   }
 
   /** Filter, route, look the ledger up, enqueue what it has not seen. */
@@ -346,32 +386,46 @@ export class BackfillRun {
     };
   }
 
-  /** After a round: adds up the partitions, then done, failed (with each resume point) or continue. */
+  /**
+   * After a round: adds up the partitions, then done, failed (with each resume point) or continue. Each
+   * output holds the cursors as few times as it needs: a continuation's only in its input, a failure's in
+   * its summary, and its failure cause (the execution's, at most 32,768 characters) as many as fit.
+   */
   merge(state: BackfillState, results: readonly PartitionResult[]): BackfillState {
     const { plan } = state;
     const totals = results.reduce((sum, r) => add(sum, r.totals), state.totals);
-    const pending = results.filter((r) => !r.done).map((r) => r.partition);
     const failure = results.find((r) => r.failure)?.failure;
-    const base = this.round(plan, state.execution, totals, state.partitions, pending, 'continue');
-    if (failure) {
-      this.deps.log.error('backfill partition failed', { ...base.summary, error: failure.Error });
-      return { ...base, next: 'failed', failure };
-    }
-    if (base.next === 'done') {
-      this.deps.log.info('backfill complete', { ...base.summary });
-      return base;
-    }
-    const execution = state.execution + 1;
-    return {
-      ...base,
-      continuation: {
-        name: continuationName(plan.run, execution),
-        input: {
-          ...plan.input,
-          resume: { pending, partitions: state.partitions, totals, execution, run: plan.run },
+    const output = (pending: readonly Partition[]): BackfillState => {
+      const base = this.round(plan, state.execution, totals, state.partitions, pending, 'continue');
+      if (failure) return { ...base, next: 'failed', failure, failed: failedCause(base.summary, failure) };
+      if (base.next === 'done') return base;
+      const execution = state.execution + 1;
+      const { resume: _, ...summary } = base.summary;
+      return {
+        ...base,
+        pending: [],
+        summary,
+        continuation: {
+          name: continuationName(plan.run, execution),
+          input: {
+            ...plan.input,
+            resume: { pending, partitions: state.partitions, totals, execution, run: plan.run },
+          },
         },
-      },
+      };
     };
+    let pending = results.filter((r) => !r.done).map((r) => r.partition);
+    let next = output(pending);
+    // The round was sized for its worst case; should the cursors still not fit (keys of characters JSON
+    // escapes), fewer, wider partitions carry the run on rather than a state Step Functions refuses.
+    const fits = (o: BackfillState) => Buffer.byteLength(JSON.stringify(o)) <= STATE_LIMIT_BYTES - 8 * 1024;
+    if (!fits(next)) {
+      pending = fitPartitions(pending, (ps) => fits(output(ps)));
+      next = output(pending);
+    }
+    if (failure) this.deps.log.error('backfill partition failed', { ...next.summary, error: failure.Error });
+    else if (next.next === 'done') this.deps.log.info('backfill complete', { ...next.summary });
+    return next;
   }
 
   private record(plan: BackfillPlan, counts: BackfillTotals): void {
@@ -391,8 +445,6 @@ export class BackfillRun {
 
 /** The partition after a page: its cursor moved past every key the page returned in its range. */
 function advance(partition: Partition, page: ListPage, inRangeObjects: readonly ListedObject[]): Partition {
-  if (partition.inventoryFile !== undefined)
-    return { ...partition, row: (partition.row ?? 0) + (page.rows ?? page.objects.length) };
   const { versionIdMarker: _, ...rest } = partition;
   // Where the next page starts (a versions page may end on a key with only older versions), unless past
   // the range, which ends the partition.
@@ -404,6 +456,22 @@ function advance(partition: Partition, page: ListPage, inRangeObjects: readonly 
     };
   const last = inRangeObjects.at(-1)?.key;
   return last === undefined ? partition : { ...rest, startAfter: last };
+}
+
+/**
+ * The execution's failure cause (Step Functions keeps at most 32,768 characters): the summary with every
+ * resume point and the first failure; when the resume points do not fit, the summary says they are in the
+ * output of the execution's last Merge state, where `inlet backfill status` reads them.
+ */
+function failedCause(summary: BackfillSummary, failure: { Error: string; Cause: string }) {
+  const cut = { Error: failure.Error.slice(0, 256), Cause: failure.Cause.slice(0, 4096) };
+  const full = JSON.stringify({ summary, failure: cut });
+  if (full.length <= CAUSE_LIMIT_CHARS) return { error: cut.Error, cause: full };
+  const { resume: _, ...rest } = summary;
+  return {
+    error: cut.Error,
+    cause: JSON.stringify({ summary: { ...rest, resumeInHistory: true }, failure: cut }),
+  };
 }
 
 /** Execution names are 1-80 chars; a run's continuations share its name with a counter. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resumeHint } from '../../cli/backfill/run-view.ts';
 import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
+import { inventoryPartitions } from '../../shared/backfill/inventory-source.ts';
 import { InvalidBackfillInput } from '../../shared/backfill/request.ts';
 import { S3ObjectLister } from '../../shared/backfill/s3-lister.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
@@ -155,5 +156,36 @@ describe('a damaged inventory report', () => {
     expect(again.length).toBeGreaterThan(0);
     expect(again.length).toBeLessThan(12);
     expect(enqueued.sort()).toEqual(rows.map((r) => r[1]).sort());
+  });
+});
+
+describe('inventory partitions are ranges of data files', () => {
+  it('splits a report of many files into at most 2 x concurrency partitions, each reading its files in turn', async () => {
+    const { deps, enqueued, report } = world({});
+    const rows = Array.from({ length: 7 * 4 }, (_, i) => [
+      'landing',
+      `orders/${String(i).padStart(3, '0')}.json`,
+    ]);
+    const manifest = await report('Bucket, Key', rows, 7);
+    const { state } = await drive(deps, { table: 'orders', inventory: manifest, concurrency: 1 });
+    expect(state.summary).toMatchObject({ complete: true, partitions: 2, listed: 28, enqueued: 28 });
+    expect(enqueued.sort()).toEqual(rows.map((r) => r[1]));
+  });
+
+  it('covers every file exactly once, however many', () => {
+    const manifest = {
+      sourceBucket: 'landing',
+      md5: 'f'.repeat(32),
+      columns: ['Bucket', 'Key'],
+      files: Array.from({ length: 3001 }, (_, i) => ({ key: `d/${i}.csv.gz` })),
+    };
+    for (const count of [1, 7, 80, 5000]) {
+      const partitions = inventoryPartitions(manifest, 'orders/', count);
+      expect(partitions.length).toBe(Math.min(count, 3001));
+      const owners = manifest.files.map(
+        (_, i) => partitions.filter((p) => (p.file ?? 0) <= i && i < (p.fileEnd ?? 0)).length,
+      );
+      expect(owners.every((n) => n === 1)).toBe(true);
+    }
   });
 });

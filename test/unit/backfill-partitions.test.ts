@@ -4,9 +4,17 @@ import { parseCause, resumeHint } from '../../cli/backfill/run-view.ts';
 import { LocalBackfill } from '../../local/backfill-executor.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
-import { compareKeys, discoverRanges, inRange, type Partition } from '../../shared/backfill/partitions.ts';
+import {
+  compareKeys,
+  discoverRanges,
+  inRange,
+  listingPrefix,
+  type Partition,
+  prefixEnd,
+} from '../../shared/backfill/partitions.ts';
 import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
+import { fitPartitions } from '../../shared/backfill/state-size.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
 import type { Ledger } from '../../shared/ledger/ledger.ts';
@@ -117,6 +125,27 @@ describe('key ranges from common prefixes', () => {
       const owners = KEYS.map((k) => ranges.filter((r: Partition) => inRange(r, k)).length);
       expect(owners.every((n) => n === 1)).toBe(true);
     }
+  });
+});
+
+describe('coalescing partitions (to fit the state machine state)', () => {
+  it('keeps every key covered by one range, ranges and window prefixes alike', async () => {
+    const lister = new MemoryLister(KEYS);
+    const ranges = await discoverRanges(lister, { bucket: 'b', prefix: 'orders/', target: 13 });
+    for (const max of [1, 2, 3, 5]) {
+      const fitted = fitPartitions(ranges, (ps) => ps.length <= max);
+      expect(fitted.length).toBeLessThanOrEqual(max);
+      expect(
+        KEYS.every((k) => fitted.filter((r) => inRange(r, k) && k.startsWith(listingPrefix(r))).length === 1),
+      ).toBe(true);
+    }
+    // Window prefixes (a reconcile): each one's keys stay in the one partition that replaced it.
+    const windows = ['orders/03/', 'orders/05/', 'orders/05x', 'orders/zz/'].map((prefix) => ({ prefix }));
+    const [one] = fitPartitions(windows, (ps) => ps.length <= 1);
+    for (const k of KEYS.filter((key) => windows.some((w) => key.startsWith(w.prefix))))
+      expect(inRange(one as Partition, k) && k.startsWith(listingPrefix(one as Partition)), k).toBe(true);
+    expect(prefixEnd('orders/zz/')).toBe('orders/zz0');
+    expect(prefixEnd('a\uD7FF')).toBe('a\uE000');
   });
 });
 

@@ -79,9 +79,14 @@ describe('backfill input', () => {
     ]);
     expect(
       problems({ table: 'orders', inventory, partitions: [{ prefix: 'orders/', from: 'orders/a' }] }),
-    ).toEqual(['partitions: an inventory run resumes with the inventory partitions its failure names']);
+    ).toEqual([
+      'partitions: an inventory run resumes with the partitions its failure names (report, file, fileEnd, row)',
+    ]);
     expect(
-      problems({ table: 'orders', partitions: [{ prefix: 'orders/', inventoryFile: 'd/1.csv.gz', row: 5 }] }),
+      problems({
+        table: 'orders',
+        partitions: [{ prefix: 'orders/', report: 'f'.repeat(32), file: 0, fileEnd: 2, row: 5 }],
+      }),
     ).toEqual(['partitions: inventory partitions resume only with the inventory they came from']);
     expect(problems({ table: 'orders', modifedAfter: '2026-01-01', maxObjects: 0 })).toEqual([
       'maxObjects: Too small: expected number to be >0',
