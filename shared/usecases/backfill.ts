@@ -1,27 +1,13 @@
 import picomatch from 'picomatch';
 import { mapLimit } from '../backfill/concurrency.ts';
 import { identityColumnProblems } from '../backfill/inventory-report.ts';
-import {
-  advanceInventory,
-  givenInventoryProblems,
-  inventoryEnded,
-  inventoryPartitions,
-  reportOf,
-} from '../backfill/inventory-source.ts';
-import {
-  discoverRanges,
-  inRange,
-  isInventoryPartition,
-  listingPrefix,
-  type Partition,
-  pastRange,
-  startAfterFor,
-} from '../backfill/partitions.ts';
+import { givenInventoryProblems, inventoryPartitions } from '../backfill/inventory-source.ts';
+import { pageSource } from '../backfill/page-source.ts';
+import { discoverRanges, type Partition } from '../backfill/partitions.ts';
 import type { Enqueuer, InventoryReader, ListedObject, ListPage, ObjectLister } from '../backfill/ports.ts';
 import {
   type BackfillPlan,
   type BackfillState,
-  type BackfillSummary,
   type BackfillTotals,
   type ExecutionInfo,
   InvalidBackfillInput,
@@ -31,12 +17,12 @@ import {
   ZERO_TOTALS,
 } from '../backfill/request.ts';
 import {
-  CAUSE_LIMIT_CHARS,
   fitPartitions,
   ROUND_BUDGET_BYTES,
   roundMaxBytes,
   STATE_LIMIT_BYTES,
 } from '../backfill/state-size.ts';
+import { add, failedCause, summarize } from '../backfill/summary.ts';
 import type { PipelineConfig } from '../config.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
@@ -89,38 +75,6 @@ export interface BackfillLimits {
    * events, so 1,000 steps stay far below Step Functions' 25,000-event limit even with retries.
    */
   readonly stepsPerExecution: number;
-}
-
-const add = (a: BackfillTotals, b: BackfillTotals): BackfillTotals => ({
-  listed: a.listed + b.listed,
-  matched: a.matched + b.matched,
-  enqueued: a.enqueued + b.enqueued,
-  alreadyIngested: a.alreadyIngested + b.alreadyIngested,
-  wouldEnqueue: a.wouldEnqueue + b.wouldEnqueue,
-});
-
-function summarize(
-  plan: BackfillPlan,
-  execution: number,
-  totals: BackfillTotals,
-  partitions: number,
-  pending: readonly Partition[],
-): BackfillSummary {
-  const complete = pending.length === 0;
-  const only = partitions === 1 ? pending[0] : undefined;
-  return {
-    table: plan.table,
-    mode: plan.mode,
-    dryRun: plan.dryRun,
-    run: plan.run,
-    executions: execution,
-    ...totals,
-    partitions,
-    pendingPartitions: pending.length,
-    lastKey: only?.startAfter ?? null,
-    ...(complete ? {} : { resume: { partitions: pending } }),
-    complete,
-  };
 }
 
 /**
@@ -264,25 +218,18 @@ export class BackfillRun {
     let totals = task.totals;
     let stepTotals = ZERO_TOTALS;
     let done = false;
-    const source = this.source(plan, partition);
-    let ahead: Promise<ListPage> | undefined = source(partition, this.pageLimit(plan, totals));
+    const versions = this.deps.config.tables.find((t) => t.name === plan.table)?.allowOverwrites === true;
+    const source = pageSource(this.deps, plan, partition, versions);
+    let ahead: Promise<ListPage> | undefined = source.read(partition, this.pageLimit(plan, totals));
     for (let page = 0; ahead; page++) {
       const listed = await ahead;
       ahead = undefined;
-      const objects = listed.objects.filter((o) => inRange(partition, o.key));
-      // Past the range: an object, or where the next page would start (a versions page past the range can
-      // hold only delete markers and older versions, and list no object at all).
-      const ended = isInventoryPartition(partition)
-        ? inventoryEnded(partition, listed)
-        : !listed.more ||
-          listed.objects.some((o) => pastRange(partition, o.key)) ||
-          (listed.lastKey !== undefined && pastRange(partition, listed.lastKey));
-      const cursor = isInventoryPartition(partition)
-        ? advanceInventory(partition, listed)
-        : advance(partition, listed, objects);
+      const objects = source.own(partition, listed);
+      const ended = source.ended(partition, listed);
+      const cursor = source.advance(partition, listed);
       const limit = this.pageLimit(plan, add(totals, { ...ZERO_TOTALS, listed: objects.length }));
       if (!ended && limit > 0 && page + 1 < limits.pagesPerStep && this.deps.now() < deadline) {
-        ahead = source(cursor, limit);
+        ahead = source.read(cursor, limit);
         // Awaited next turn; a failure of this page first must not leave it unhandled.
         ahead.catch(() => {});
       }
@@ -311,35 +258,6 @@ export class BackfillRun {
   private pageLimit(plan: BackfillPlan, totals: BackfillTotals): number {
     const pageSize = Math.min(MAX_PAGE_SIZE, this.deps.limits.pageSize ?? MAX_PAGE_SIZE);
     return plan.maxObjects === undefined ? pageSize : Math.min(pageSize, plan.maxObjects - totals.listed);
-  }
-
-  private source(plan: BackfillPlan, partition: Partition) {
-    const table = this.deps.config.tables.find((t) => t.name === plan.table);
-    const inventory = this.deps.inventory;
-    if (isInventoryPartition(partition) && plan.inventory) {
-      if (!inventory) throw new Error('this backfill function reads no S3 Inventory reports');
-      const location = plan.inventory;
-      const filter = { bucket: plan.bucket, prefix: plan.listPrefix };
-      return async (p: Partition, limit: number) => {
-        const manifest = await reportOf(inventory, location, p.report);
-        const file = manifest.files[p.file ?? 0];
-        if (!file)
-          throw new InvalidBackfillInput([`partitions: no data file ${p.file} in the report's manifest`]);
-        const request = { bucket: location.bucket, columns: location.columns ?? manifest.columns, ...file };
-        return inventory.page(request, filter, p.row ?? 0, limit);
-      };
-    }
-    return (p: Partition, limit: number) =>
-      this.deps.lister.list({
-        bucket: plan.bucket,
-        prefix: listingPrefix(p),
-        startAfter: startAfterFor(p),
-        ...(p.startAfter !== undefined && p.versionIdMarker !== undefined
-          ? { versionIdMarker: p.versionIdMarker }
-          : {}),
-        limit,
-        versions: table?.allowOverwrites === true,
-      });
   }
 
   /** Filter, route, look the ledger up, enqueue what it has not seen. */
@@ -441,37 +359,6 @@ export class BackfillRun {
       });
     }
   }
-}
-
-/** The partition after a page: its cursor moved past every key the page returned in its range. */
-function advance(partition: Partition, page: ListPage, inRangeObjects: readonly ListedObject[]): Partition {
-  const { versionIdMarker: _, ...rest } = partition;
-  // Where the next page starts (a versions page may end on a key with only older versions), unless past
-  // the range, which ends the partition.
-  if (page.lastKey !== undefined && !pastRange(partition, page.lastKey))
-    return {
-      ...rest,
-      startAfter: page.lastKey,
-      ...(page.lastVersionId !== undefined ? { versionIdMarker: page.lastVersionId } : {}),
-    };
-  const last = inRangeObjects.at(-1)?.key;
-  return last === undefined ? partition : { ...rest, startAfter: last };
-}
-
-/**
- * The execution's failure cause (Step Functions keeps at most 32,768 characters): the summary with every
- * resume point and the first failure; when the resume points do not fit, the summary says they are in the
- * output of the execution's last Merge state, where `inlet backfill status` reads them.
- */
-function failedCause(summary: BackfillSummary, failure: { Error: string; Cause: string }) {
-  const cut = { Error: failure.Error.slice(0, 256), Cause: failure.Cause.slice(0, 4096) };
-  const full = JSON.stringify({ summary, failure: cut });
-  if (full.length <= CAUSE_LIMIT_CHARS) return { error: cut.Error, cause: full };
-  const { resume: _, ...rest } = summary;
-  return {
-    error: cut.Error,
-    cause: JSON.stringify({ summary: { ...rest, resumeInHistory: true }, failure: cut }),
-  };
 }
 
 /** Execution names are 1-80 chars; a run's continuations share its name with a counter. */
