@@ -50,10 +50,10 @@ async function drainKeys(queueUrl: string): Promise<Map<string, number>> {
 }
 
 /** The fixture's report: all versions, so older versions and delete markers are in it too. */
-const writeInventory = (destination: string, rows: string[][], files: number) =>
+const writeInventory = (destination: string, sourceBucket: string, rows: string[][], files: number) =>
   writeInventoryReport(clients.s3, {
     destination,
-    sourceBucket: 'landing',
+    sourceBucket,
     prefix: 'inv/landing/all',
     columns: 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag',
     rows,
@@ -93,7 +93,7 @@ describe.skipIf(target.kind !== 'emulator')(
       ];
       const destination = uniqueName('inventory');
       await clients.s3.send(new CreateBucketCommand({ Bucket: destination }));
-      const manifest = await writeInventory(destination, rows, 3);
+      const manifest = await writeInventory(destination, bucket, rows, 3);
 
       const executor = new LocalBackfill({
         clients,

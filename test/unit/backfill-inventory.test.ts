@@ -98,6 +98,21 @@ describe('an inventory report must carry what the table identity needs', () => {
     expect(enqueued).toEqual(['orders/new.json']);
   });
 
+  it("refuses a report of another bucket than the table's (it would list none of its objects)", async () => {
+    const { s3, deps } = world({});
+    const manifest = await writeInventoryReport(s3.client, {
+      destination: 'inv',
+      sourceBucket: 'elsewhere',
+      prefix: 'inv/elsewhere/all',
+      columns: 'Bucket, Key',
+      rows: [['elsewhere', 'orders/a.json']],
+      files: 1,
+    });
+    expect(await problems(drive(deps, { table: 'orders', inventory: manifest }))).toEqual([
+      'inventory: the report lists bucket elsewhere; table orders reads landing',
+    ]);
+  });
+
   it('takes a current-version report with Bucket and Key only for a table with path identity', async () => {
     const { deps, enqueued, report } = world({});
     const manifest = await report('Bucket, Key', [['landing', 'orders/a.json']]);
