@@ -65,22 +65,35 @@ export function roundMaxBytes(
 export const ROUND_BUDGET_BYTES = STATE_LIMIT_BYTES - CAUSE_LIMIT_CHARS - MARGIN_BYTES;
 
 /**
- * Partitions that fit a round: while they do not, each pair that follow each other becomes one (coalesce),
- * halving them. Partitions come in key (or file) order, so each pair is adjacent.
+ * The most partitions that fit a round: when they all do not, runs of partitions that follow each other become
+ * one (coalesce), as evenly as the count allows. Partitions come in key (or file) order, so each run is
+ * adjacent.
  */
 export function fitPartitions(
   partitions: readonly Partition[],
   fits: (partitions: readonly Partition[]) => boolean,
 ): Partition[] {
-  let fitted = [...partitions];
-  while (fitted.length > 1 && !fits(fitted)) {
-    const next: Partition[] = [];
-    for (let i = 0; i < fitted.length; i += 2) {
-      const a = fitted[i] as Partition;
-      const b = fitted[i + 1];
-      next.push(b ? coalesce(a, b) : a);
-    }
-    fitted = next;
+  if (partitions.length <= 1 || fits(partitions)) return [...partitions];
+  let best = group(partitions, 1);
+  let low = 2;
+  let high = partitions.length - 1;
+  while (low <= high) {
+    const count = Math.floor((low + high) / 2);
+    const grouped = group(partitions, count);
+    if (fits(grouped)) {
+      best = grouped;
+      low = count + 1;
+    } else high = count - 1;
   }
-  return fitted;
+  return best;
+}
+
+function group(partitions: readonly Partition[], count: number): Partition[] {
+  return Array.from({ length: count }, (_, i) => {
+    const run = partitions.slice(
+      Math.floor((i * partitions.length) / count),
+      Math.floor(((i + 1) * partitions.length) / count),
+    );
+    return run.slice(1).reduce(coalesce, run[0] as Partition);
+  });
 }
