@@ -13,7 +13,7 @@ import { parseMessage } from '../../shared/events/parse-message.ts';
 import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
-import { writeInventoryReport } from '../support/inventory.ts';
+import { ALL_VERSIONS_SCHEMA, writeInventoryReport } from '../support/inventory.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
 
 const clients = testClients();
@@ -55,7 +55,7 @@ const writeInventory = (destination: string, sourceBucket: string, rows: string[
     destination,
     sourceBucket,
     prefix: 'inv/landing/all',
-    columns: 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag',
+    columns: ALL_VERSIONS_SCHEMA,
     rows,
     files,
   });

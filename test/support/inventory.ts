@@ -2,6 +2,12 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 
+/** The fileSchema of a report of all versions with the fields an allowOverwrites table needs. */
+export const ALL_VERSIONS_SCHEMA =
+  'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag';
+/** Its columns, as the backfill reads them from the manifest. */
+export const ALL_VERSIONS_COLUMNS = ALL_VERSIONS_SCHEMA.split(', ');
+
 /**
  * Writes an S3 Inventory report as S3 writes one
  * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/storage-inventory-location.html): gzip CSV data files,

@@ -9,11 +9,10 @@ import type { Ledger } from '../../shared/ledger/ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { fileIdentity } from '../../shared/routing.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
-import { writeInventoryReport } from '../support/inventory.ts';
+import { ALL_VERSIONS_SCHEMA, writeInventoryReport } from '../support/inventory.ts';
 import { drive } from './backfill-drive.ts';
 import { inventoryS3 } from './inventory-s3-fake.ts';
 
-const ALL_VERSIONS = 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag';
 const MODIFIED = '2026-11-29T10:00:00.000Z';
 
 /** An S3 Inventory report in a fake S3, the pipeline's ledger as a set of identities, the enqueued keys. */
@@ -89,7 +88,7 @@ describe('an inventory report must carry what the table identity needs', () => {
 
   it('takes a full report for an allowOverwrites table: the object ingested live is already ingested, not enqueued', async () => {
     const { deps, enqueued, report } = world({ allowOverwrites: true }, [live]);
-    const manifest = await report(ALL_VERSIONS, [
+    const manifest = await report(ALL_VERSIONS_SCHEMA, [
       ['landing', object.key, object.versionId, 'true', 'false', '10', MODIFIED, object.eTag],
       ['landing', 'orders/new.json', 'ver-9', 'true', 'false', '10', MODIFIED, 'etag-9'],
     ]);

@@ -6,6 +6,7 @@ import { keyTimeSchema, prefixesInWindow } from '../../shared/backfill/key-time.
 import { planBackfill } from '../../shared/backfill/request.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { ALL_VERSIONS_COLUMNS } from '../support/inventory.ts';
 import { inventoryS3 } from './inventory-s3-fake.ts';
 
 const keyTime = (pattern: string, skewSeconds = 3600) => keyTimeSchema.parse({ pattern, skewSeconds });
@@ -75,16 +76,7 @@ describe('S3 Inventory CSV', () => {
     const file = {
       bucket: 'inv',
       key: 'data/1.csv.gz',
-      columns: [
-        'Bucket',
-        'Key',
-        'VersionId',
-        'IsLatest',
-        'IsDeleteMarker',
-        'Size',
-        'LastModifiedDate',
-        'ETag',
-      ],
+      columns: ALL_VERSIONS_COLUMNS,
     };
     const first = await reader.page(file, { bucket: 'landing', prefix: 'orders/' }, 0, 4);
     expect(first.objects.map((o) => [o.key, o.versionId])).toEqual([['orders/a b+.json', 'v1']]);

@@ -5,6 +5,7 @@ import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
 import { InventoryReportError } from '../../shared/backfill/inventory-report.ts';
 import { UnknownOutcomeError } from '../../shared/errors.ts';
 import { RETRYABLE_ERRORS, taskError } from '../../shared/handlers/backfill-handler.ts';
+import { ALL_VERSIONS_COLUMNS } from '../support/inventory.ts';
 import { inventoryS3 } from './inventory-s3-fake.ts';
 
 const filter = { bucket: 'landing', prefix: 'orders/' };
@@ -35,16 +36,7 @@ describe('S3 Inventory data files are streamed', () => {
     const file = {
       bucket: 'inv',
       key: 'data/big.csv.gz',
-      columns: [
-        'Bucket',
-        'Key',
-        'VersionId',
-        'IsLatest',
-        'IsDeleteMarker',
-        'Size',
-        'LastModifiedDate',
-        'ETag',
-      ],
+      columns: ALL_VERSIONS_COLUMNS,
       size: member.length * members,
       md5: md5.digest('hex'),
     };
