@@ -2,8 +2,6 @@ import { StateMachine } from 'aws-local-stepfunctions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
 import { parseCause } from '../../cli/backfill/run-view.ts';
-// Loaded for its Promise.withResolvers polyfill (Node 20), which aws-local-stepfunctions needs.
-import '../../local/backfill-executor.ts';
 import type { InventoryManifest } from '../../shared/backfill/inventory-report.ts';
 import type { InventoryReader, ListPage, ObjectLister } from '../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
@@ -22,6 +20,18 @@ import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 // The emulator and the local interpreter enforce neither: this runs the synthesized definition with the real
 // handler on the worst cases and measures every state.
 const STATE_LIMIT = 262_144;
+
+// aws-local-stepfunctions calls Promise.withResolvers (Node >= 22); on Node 20, the standard polyfill.
+const promises = Promise as unknown as { withResolvers?: unknown };
+promises.withResolvers ??= <T>() => {
+  let resolve!: (value: T) => void;
+  let reject!: (reason?: unknown) => void;
+  const promise = new Promise<T>((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  return { promise, resolve, reject };
+};
 const CAUSE_LIMIT = 32_768;
 
 let definition: object;
