@@ -78,6 +78,7 @@ export function ensureEngineJars(log: (line: string) => void = console.error): s
         '--batch-mode',
         '--quiet',
         '--strict-checksums',
+        '-Dstyle.color=never',
         `-Dmaven.repo.local=${engineMavenRepo}`,
         `${DEPENDENCY_PLUGIN}:get`,
         `-Dartifact=${gav}`,
