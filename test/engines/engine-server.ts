@@ -19,6 +19,8 @@ export interface TableRead {
   readonly version: number;
   readonly schema: SchemaField[];
   readonly rows: EngineRow[];
+  /** Spark only: `count()`, which Delta answers from the files' `stats.numRecords`. */
+  readonly count?: number;
 }
 
 export interface HistoryEntry {

@@ -195,8 +195,11 @@ const settle = (stream: Promise<Streamed>): Promise<Settled> =>
     (error: unknown) => ({ error }),
   );
 
-function checkRead(label: string, got: Streamed, want: ReturnType<typeof expectedRows>): string[] {
-  return [...diffSchema(label, want.columns, got.schema), ...diffRows(label, want, got.rows)];
+function checkRead(label: string, got: Streamed & { count?: number }, want: ReturnType<typeof expectedRows>) {
+  const lines = [...diffSchema(label, want.columns, got.schema), ...diffRows(label, want, got.rows)];
+  if (got.count !== undefined && got.count !== want.rows.length)
+    lines.push(`${label}: count() ${got.count}, ${want.rows.length} rows written`);
+  return lines;
 }
 
 /** What both engines' history must say of versions `from`..`to`, newest first. */
