@@ -41,6 +41,19 @@ const LONG_GARBAGE = `not json ${'y'.repeat(100 * 1024)}`;
 
 const BIG = Array.from({ length: 25_000 }, (_, i) => i);
 
+/** Values that read back as they were written: longs to 2^53-1, doubles at the ends of their range, text. */
+const SCALARS = {
+  id: 1,
+  big: 2 ** 53 - 1,
+  neg: -42,
+  ratio: 0.1,
+  tiny: 5e-324,
+  huge: 1.7976931348623157e308,
+  ok: true,
+  text: 'ünï "quoted" \\ back\nline\ttab 😀',
+  empty: '',
+} as const;
+
 const awkwardKeys = ['a b+c é.json', '100%=x;y:z&q?.json', 'dir/sub dir/ü ☃.json', 'x#y,[1]{2}.json'];
 
 export const SHAPES: readonly Shape[] = [
@@ -83,15 +96,7 @@ export const SHAPES: readonly Shape[] = [
         files: {
           'v.json': jsonl(
             {
-              id: 1,
-              big: 2 ** 53 - 1,
-              neg: -42,
-              ratio: 0.1,
-              tiny: 5e-324,
-              huge: 1.7976931348623157e308,
-              ok: true,
-              text: 'ünï "quoted" \\ back\nline\ttab 😀',
-              empty: '',
+              ...SCALARS,
               obj: { a: [1, { b: null }] },
               list: [1, 'two', false],
               'bad name': 'x',
@@ -118,15 +123,7 @@ export const SHAPES: readonly Shape[] = [
         rows: {
           'v.json': [
             {
-              id: 1,
-              big: 2 ** 53 - 1,
-              neg: -42,
-              ratio: 0.1,
-              tiny: 5e-324,
-              huge: 1.7976931348623157e308,
-              ok: true,
-              text: 'ünï "quoted" \\ back\nline\ttab 😀',
-              empty: '',
+              ...SCALARS,
               obj: '{"a":[1,{"b":null}]}',
               list: '[1,"two",false]',
               _rescued_data: rescued({ 'bad name': 'x', 'a=b': 2, _source_file: 'spoofed' }),
