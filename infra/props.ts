@@ -184,7 +184,10 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   if (sinkTimeout !== undefined && (sinkTimeout < 120 || sinkTimeout > 900))
     problems.push('bronzeSink.timeout: 2 to 15 minutes');
   const sinkMemory = props.bronzeSink?.memorySize;
-  if (sinkMemory !== undefined && !(Number.isInteger(sinkMemory) && sinkMemory >= 128 && sinkMemory <= 10_240))
+  if (
+    sinkMemory !== undefined &&
+    !(Number.isInteger(sinkMemory) && sinkMemory >= 128 && sinkMemory <= 10_240)
+  )
     problems.push('bronzeSink.memorySize: 128-10,240 MB');
   if ((props.committerTimeout?.toSeconds() ?? DEFAULTS.committerTimeoutSeconds) > 900)
     problems.push('committerTimeout: at most 15 minutes');

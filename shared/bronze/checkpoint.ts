@@ -75,9 +75,11 @@ const stringList = (name: string) => [
  */
 const CHECKPOINT_SCHEMA = [
   { name: 'schema', num_children: 5 },
-  group('protocol', 2),
+  group('protocol', 4),
   i32('minReaderVersion'),
   i32('minWriterVersion'),
+  ...stringList('readerFeatures'),
+  ...stringList('writerFeatures'),
   group('metaData', 8),
   str('id'),
   str('name'),
@@ -130,6 +132,8 @@ function toRow(action: LogAction): Partial<Record<Column, unknown>> {
       protocol: {
         minReaderVersion: action.protocol.minReaderVersion,
         minWriterVersion: action.protocol.minWriterVersion,
+        readerFeatures: action.protocol.readerFeatures ? [...action.protocol.readerFeatures] : null,
+        writerFeatures: action.protocol.writerFeatures ? [...action.protocol.writerFeatures] : null,
       },
     };
   if ('metaData' in action) {
@@ -252,9 +256,14 @@ function fromRow(row: Record<string, Record<string, unknown> | null | undefined>
       protocol: {
         minReaderVersion: Number(protocol.minReaderVersion),
         minWriterVersion: Number(protocol.minWriterVersion),
-        ...(Array.isArray(protocol.readerFeatures) ? { readerFeatures: protocol.readerFeatures } : {}),
-        ...(Array.isArray(protocol.writerFeatures) ? { writerFeatures: protocol.writerFeatures } : {}),
-      } as ProtocolAction,
+        // Absent rather than null, as in the JSON commit (the two replays compare equal).
+        ...(Array.isArray(protocol.readerFeatures)
+          ? { readerFeatures: protocol.readerFeatures as string[] }
+          : {}),
+        ...(Array.isArray(protocol.writerFeatures)
+          ? { writerFeatures: protocol.writerFeatures as string[] }
+          : {}),
+      } satisfies ProtocolAction,
     });
   if (metaData) {
     const format = (metaData.format ?? {}) as Record<string, unknown>;

@@ -10,6 +10,7 @@ import {
 import type { DataFile } from './parquet-file.ts';
 import type { SinkPosition } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema, toDeltaSchemaString } from './schema.ts';
+import { LEGACY_PROTOCOL } from './table-features.ts';
 
 /**
  * The Delta transaction log as this sink writes it (delta-io/delta PROTOCOL.md; sections cited in
@@ -87,6 +88,8 @@ export interface CommitInput {
   readonly missingSources: readonly string[];
   /** epoch ms; the manifest's commit time. */
   readonly timestamp: number;
+  /** The protocol this commit sets (table-features.ts); version 0 without one gets reader 1 / writer 2. */
+  readonly protocol?: ProtocolAction;
 }
 
 /** The actions of one commit, in the order PROTOCOL.md's examples use. */
@@ -118,7 +121,8 @@ export function buildCommit(input: CommitInput): string {
       },
     },
   ];
-  if (!input.previous) actions.push({ protocol: { minReaderVersion: 1, minWriterVersion: 2 } });
+  const protocol = input.protocol ?? (input.previous ? undefined : LEGACY_PROTOCOL);
+  if (protocol) actions.push({ protocol });
   if (!input.previous || input.schemaChanged) {
     // Everything else another writer set (table properties, its id) is kept: only the schema changes.
     const base: MetaDataAction = input.previous ?? {

@@ -4,6 +4,7 @@ import type { MetaDataAction, ProtocolAction, TxnAction } from './log-state.ts';
 import type { DeltaStore, SinkPosition } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema } from './schema.ts';
 import { replayLog } from './snapshot.ts';
+import { protocolProblems } from './table-features.ts';
 
 /** One of our commits the cursor does not count yet: what it added. */
 export interface OurCommit {
@@ -71,20 +72,17 @@ export const headSchema = (head: TableHead): TableSchema | undefined =>
   head.metaData ? fromDeltaSchemaString(head.metaData.schemaString) : undefined;
 
 /**
- * Refuses a table this writer cannot append to correctly (PROTOCOL.md "Protocol Evolution": a client that
- * does not support the table's protocol must not write it): a writer version past 2 (check constraints,
- * generated or identity columns, change data feed, column mapping, table features such as deletion vectors,
- * row tracking or catalog-managed commits), partition columns (our files carry no partition values), or a
- * column invariant (writer version 2 must enforce `delta.invariants`; this writer evaluates no SQL).
+ * Refuses a table this writer cannot append to correctly: a protocol it does not implement (PROTOCOL.md
+ * "Table Features": writers must implement every listed feature; legacy writer versions past 2 imply
+ * CHECK constraints, generated or identity columns, change data feed or column mapping: `protocolProblems`),
+ * partition columns (our files carry no partition values), or a column invariant (writer version 2 must
+ * enforce `delta.invariants`; this writer evaluates no SQL).
  */
 export function checkWritable(head: TableHead, table: string, location: string): void {
   const problems: string[] = [];
   if (head.version >= 0 && (!head.protocol || !head.metaData))
     problems.push('its log has commits but no protocol or metaData action');
-  if (head.protocol && head.protocol.minWriterVersion > 2)
-    problems.push(
-      `its protocol needs writer version ${head.protocol.minWriterVersion}${head.protocol.writerFeatures ? ` (features ${head.protocol.writerFeatures.join(', ')})` : ''}; this sink writes version 2`,
-    );
+  if (head.protocol) problems.push(...protocolProblems(head.protocol));
   if (head.metaData && head.metaData.partitionColumns.length > 0)
     problems.push(`it is partitioned by ${head.metaData.partitionColumns.join(', ')}`);
   if (head.metaData?.schemaString.includes('"delta.invariants"'))

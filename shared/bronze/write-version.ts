@@ -3,11 +3,14 @@ import type { ObjectRef } from '../model.ts';
 import type { BronzeConfig } from './config.ts';
 import { buildCommit } from './delta-log.ts';
 import { NewColumnsError } from './errors.ts';
+import { corruptRow, RecordFitter } from './fit-record.ts';
 import { fetchLanding, type HoldBudget, type LandingFile, landingRecords } from './landing-reads.ts';
 import { ParquetSplitter } from './parquet-file.ts';
 import type { DeltaStore, SinkPosition, SourceObjects } from './ports.ts';
 import { readAhead } from './read-ahead.ts';
-import { corruptRow, decideSchema, fitRecord, SchemaObserver } from './schema.ts';
+import { decideSchema } from './schema.ts';
+import { SchemaObserver } from './schema-observer.ts';
+import { protocolChange } from './table-features.ts';
 import { headSchema, type TableHead } from './table-head.ts';
 
 /** How much of a manifest version one Delta commit (a part) covers, and how it is read. */
@@ -108,7 +111,6 @@ export async function writePart(
   input: WritePartInput,
 ): Promise<PreparedPart> {
   const { manifest, config, files } = input;
-  const fromCsv = config.format === 'csv';
   const inTime = () => {
     if (deps.now() > input.finishBy) throw new OutOfTimeError();
   };
@@ -120,7 +122,7 @@ export async function writePart(
   };
   const refs = manifest.files.slice(files.from, files.to);
   const budget: HoldBudget = { bytes: input.limits.maxBytes };
-  const observer = new SchemaObserver(fromCsv);
+  const observer = new SchemaObserver(config.format);
   const fetched: LandingFile[] = [];
   const missing = new Map<string, string>();
   const fetches = readAhead(
@@ -163,6 +165,7 @@ export async function writePart(
       written.push({ path: file.path, rows: file.rows, rescued: file.rescued, size: file.bytes.byteLength });
     },
   });
+  const fitter = new RecordFitter(decision.schema, config.evolution, config.format);
   for (const file of fetched) {
     const url = sourceUrl(file.ref);
     if (missing.has(url)) continue;
@@ -178,7 +181,7 @@ export async function writePart(
       if (record.kind === 'columns') continue;
       await splitter.add(
         record.kind === 'row'
-          ? fitRecord(record.values, decision.schema, config.evolution, fromCsv, url, manifest.version)
+          ? fitter.fit(record.values, record.types, url, manifest.version)
           : corruptRow(record.raw, record.reason, decision.schema, url, manifest.version),
       );
     }
@@ -198,6 +201,7 @@ export async function writePart(
     files: written,
     missingSources: [...missing.keys()],
     timestamp: Date.parse(manifest.committedAt),
+    protocol: protocolChange(input.head.protocol, decision.schema),
   });
   return {
     body,

@@ -8,7 +8,9 @@ import { cursorFromItem } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import { SinkTableMismatchError, UnwritableTableError } from '../../shared/bronze/errors.ts';
 import type { DeltaStore, SourceObjects } from '../../shared/bronze/ports.ts';
 import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
+import type { TableSchema } from '../../shared/bronze/schema.ts';
 import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
+import { protocolChange, protocolProblems } from '../../shared/bronze/table-features.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
@@ -231,6 +233,70 @@ describe('another writer on the table (F12)', () => {
     await expect(catchUp(t.sink())).rejects.toBeInstanceOf(UnwritableTableError);
     expect(t.delta.commits.size).toBe(2);
     expect(t.delta.dataWrites).toBe(1);
+  });
+
+  it('goes on writing a table another writer moved to table features it implements, and keeps them', async () => {
+    const t = setup();
+    t.commit(1, ['{"id":1}']);
+    await catchUp(t.sink());
+    // delta-rs or Spark upgrading the table (e.g. for timestamp_ntz): writer 7, the features writer 2 implied.
+    const upgraded = {
+      minReaderVersion: 3,
+      minWriterVersion: 7,
+      readerFeatures: ['timestampNtz'],
+      writerFeatures: ['appendOnly', 'invariants', 'timestampNtz'],
+    };
+    t.delta.commits.set(1, foreign('UPGRADE PROTOCOL', { protocol: upgraded }));
+    t.commit(2, ['{"id":2,"color":"red"}']);
+    await catchUp(t.sink());
+    expect(lines(t.delta, 2).some((a) => a.protocol)).toBe(false);
+    expect((await loadSnapshot(t.delta)).state.protocol).toEqual(upgraded);
+    expect(await rows(t.delta)).toEqual(['1@1', '2@2']);
+  });
+});
+
+describe('the protocol a commit sets, against the table it finds', () => {
+  const ntz: TableSchema = [{ name: 'local', type: 'timestamp_ntz' }];
+  const plain: TableSchema = [{ name: 'id', type: 'long' }];
+
+  it('adds timestampNtz to the features another writer listed, removing none', () => {
+    expect(
+      protocolChange({ minReaderVersion: 1, minWriterVersion: 7, writerFeatures: ['appendOnly'] }, ntz),
+    ).toEqual({
+      minReaderVersion: 3,
+      minWriterVersion: 7,
+      readerFeatures: ['timestampNtz'],
+      writerFeatures: ['appendOnly', 'timestampNtz'],
+    });
+    expect(
+      protocolChange(
+        {
+          minReaderVersion: 3,
+          minWriterVersion: 7,
+          readerFeatures: ['timestampNtz'],
+          writerFeatures: ['timestampNtz'],
+        },
+        ntz,
+      ),
+    ).toBeUndefined();
+    expect(protocolChange({ minReaderVersion: 1, minWriterVersion: 2 }, plain)).toBeUndefined();
+  });
+
+  it('is refused when the table lists a feature the sink does not implement, or a legacy version past 2', () => {
+    expect(protocolProblems({ minReaderVersion: 1, minWriterVersion: 2 })).toEqual([]);
+    expect(
+      protocolProblems({
+        minReaderVersion: 3,
+        minWriterVersion: 7,
+        readerFeatures: ['timestampNtz'],
+        writerFeatures: ['appendOnly', 'invariants', 'timestampNtz'],
+      }),
+    ).toEqual([]);
+    expect(
+      protocolProblems({ minReaderVersion: 1, minWriterVersion: 7, writerFeatures: ['rowTracking'] }),
+    ).toEqual(['its protocol has writer features this sink does not implement: rowTracking']);
+    expect(protocolProblems({ minReaderVersion: 1, minWriterVersion: 4 })).toHaveLength(1);
+    expect(protocolProblems({ minReaderVersion: 2, minWriterVersion: 5 })).toHaveLength(2);
   });
 });
 
