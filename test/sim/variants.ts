@@ -3,8 +3,13 @@
  * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
  */
 import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
-import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
-import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
+import type { SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
+import {
+  classifyAwsError,
+  DefiniteFailureError,
+  InletError,
+  UnknownOutcomeError,
+} from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
 import type { BatchRecord, FileRef } from '../../shared/model.ts';
 import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
@@ -109,6 +114,45 @@ class PlainPutDelta extends SimDeltaStore {
   }
 }
 
+/**
+ * (h) The sink as a single writer of its table (review F12): it commits only at the Delta version its own
+ * commits so far would give it (manifest version v at Delta version v-1 before parts) and takes anything
+ * else there for a conflict that stops the table, as the sink before next-free-version commits did. Another
+ * writer's commit (a VACUUM, table properties, a compaction) then stops the table for good.
+ */
+class SingleWriterDelta extends SimDeltaStore {
+  private table = '';
+
+  override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    this.table = /"appId":"inlet-bronze-([^".]+)/.exec(body)?.[1] ?? this.table;
+    let ours = 0;
+    for (const version of await this.listCommits()) {
+      const text = await this.getCommit(version);
+      if (text !== undefined && parseCommit(this.table, text).ours) ours += 1;
+    }
+    if (ours !== deltaVersion)
+      throw new InletError(
+        `bronze table ${this.table}: Delta version ${deltaVersion} is not the sink's own`,
+        {
+          retryable: false,
+        },
+      );
+    return super.putCommitIfAbsent(deltaVersion, body);
+  }
+}
+
+/**
+ * (i) Parts that ran out of time never get smaller (review F2): the cursor drops `partFiles`, so a version
+ * whose part outlasts a run is started over, whole, by every run, and the table never moves again.
+ */
+class NoShrinkCursors implements SinkCursorStore {
+  constructor(private readonly inner: SinkCursorStore) {}
+  get = (table: string) => this.inner.get(table);
+  advance = (from: SinkCursor, { partFiles: _, ...to }: SinkCursor) => this.inner.advance(from, to);
+  getCleaned = (table: string) => this.inner.getCleaned(table);
+  advanceCleaned = (table: string, from: number, to: number) => this.inner.advanceCleaned(table, from, to);
+}
+
 /** Each variant breaks one rule of main's protocol; everything else is main's own code. */
 export const VARIANTS = {
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
@@ -124,6 +168,14 @@ export const VARIANTS = {
   /** (f) No nudge schedule: a table whose last trigger the rule lost stays behind its manifests. */
   'no-sink-schedule': { plumbing: { noSinkSchedule: true } },
   'sink-plain-put': { plumbing: { delta: (ctx) => new PlainPutDelta(ctx) } },
+  // In every seed another writer works on the table (half the seeds have one otherwise).
+  'sink-single-writer': { plumbing: { delta: (ctx) => new SingleWriterDelta(ctx), foreignWriter: true } },
+  /**
+   * (j) Data file names the same on every attempt (review F11): a later part of a version, or a replay over
+   * changed input, overwrites a file an earlier commit names.
+   */
+  'sink-reused-names': { plumbing: { attemptId: () => 'attempt' } },
+  'sink-no-shrink': { plumbing: { cursors: (cursors) => new NoShrinkCursors(cursors) } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
 
 export type VariantName = keyof typeof VARIANTS;

@@ -36,6 +36,12 @@ export const TIMING = {
 
 export const MANIFEST_BUCKET = 'manifests';
 
+/**
+ * A slow seed's landing read (a big file streamed): under the 15 s the handler keeps between abandoning a
+ * part and the Lambda timeout, so a read started just before a part is abandoned still ends inside the run.
+ */
+const SLOW_LANDING_MS = 12_000;
+
 /** The Delta tables' roots (`<prefix>` in the manifest bucket), one per bronze table. */
 export function bronzePrefixes(): Array<{ readonly table: string; readonly prefix: string }> {
   return CONFIG.tables.flatMap((t) =>
@@ -73,6 +79,10 @@ export interface Plumbing {
   readonly delta?: (
     ctx: ConstructorParameters<typeof SimDeltaStore>[0] & { readonly cursors: SinkCursorStore },
   ) => SimDeltaStore;
+  /** The sink's cursor store, over the simulation's (a variant may drop what the sink records on it). */
+  readonly cursors?: (cursors: SimSinkCursors) => SinkCursorStore;
+  /** The id in every data file name of an attempt at a part (a variant may reuse one). */
+  readonly attemptId?: (unique: string) => string;
   /** No schedule nudges the bronze tables: a lost last trigger leaves a table behind for good. */
   readonly noSinkSchedule?: boolean;
   /** Force (or forbid) another Delta writer on the bronze table; otherwise half the seeds have one. */
@@ -109,10 +119,7 @@ export class World {
    * files held or streamed), sometimes whole; reads one or four at a time.
    */
   readonly sinkParts: PartLimits;
-  /**
-   * Each landing read takes this much longer in this seed (a big file streamed): 8 s, under the 15 s the
-   * handler keeps between a part's deadline and the Lambda timeout, so a read never outlasts a run.
-   */
+  /** Each landing read takes this much longer in this seed (`SLOW_LANDING_MS`, a big file streamed). */
   readonly slowLandingMs: number;
   /** Another Delta writer (compactions, table properties, logged VACUUMs) works on the bronze table. */
   readonly foreignWriter: boolean;
@@ -152,7 +159,7 @@ export class World {
     const sinkOverlap = this.rng.chance(0.5);
     // A third of the seeds give the sink a timeout just over the 60 s its handler keeps back: a run's budget
     // is 1.5 s, so a backlog is written over several runs, each nudging the next on the sink queue.
-    this.sinkTimeoutMs = this.rng.chance(1 / 3) ? 61_500 : TIMING.sinkTimeoutMs;
+    const shortTimeout = this.rng.chance(1 / 3);
     this.sinkQueue = new SqsQueue('sink', this.scheduler, this.rng, {
       fifo: true,
       visibilityMs: sinkOverlap ? 2_000 : TIMING.sinkVisibilityMs,
@@ -167,10 +174,12 @@ export class World {
       maxBytes: bronzeRng.pick([4_000, 12_000, DEFAULT_PART_LIMITS.maxBytes]),
       concurrency: bronzeRng.pick([1, 4]),
     };
-    this.slowLandingMs = bronzeRng.pick([0, 0, 0, 8_000]);
-    // Slow seeds plan whole versions read one file at a time: a version of six files or more outlasts a
-    // run, so its part is abandoned and the next runs' parts shrink (the cursor's `partFiles`).
+    this.slowLandingMs = bronzeRng.pick([0, 0, 0, SLOW_LANDING_MS]);
+    // Slow seeds plan whole versions, read one file at a time, in a 35-second function: a part is abandoned
+    // 20 s in (15 s before the timeout), so a version of two files or more outlasts a run and only parts
+    // shrunk to one file (the cursor's `partFiles`) get it written.
     this.sinkParts = this.slowLandingMs > 0 ? { ...DEFAULT_PART_LIMITS, concurrency: 1 } : parts;
+    this.sinkTimeoutMs = this.slowLandingMs > 0 ? 35_000 : shortTimeout ? 61_500 : TIMING.sinkTimeoutMs;
     this.foreignWriter = plumbing.foreignWriter ?? bronzeRng.chance(0.5);
     this.foreignRng = new Rng((seed * 7_727 + 101) >>> 0);
     const bronzeTables = new Set(CONFIG.tables.filter((t) => t.bronze).map((t) => t.name));
@@ -183,7 +192,7 @@ export class World {
         if (!bronzeTables.has(event.table)) return;
         this.lastBronzeEventAt = this.scheduler.now;
         // The rule's delivery to the queue can fail after its retries (the rule's DLQ in AWS).
-        this.lastTriggerLost = this.faultsOn && triggerRng.chance(0.1);
+        this.lastTriggerLost = this.faultsOn && triggerRng.chance(0.2);
         if (this.lastTriggerLost) {
           this.lostTriggers += 1;
           this.scheduler.log(`rule lost the sink trigger for ${event.table} v${event.version}`);
@@ -240,7 +249,8 @@ export class World {
   sinkPorts(worker: Worker) {
     const { classify } = this.plumbing;
     const ctx = { aws: this.aws, worker, classify };
-    const cursors = new SimSinkCursors({ ...ctx, db: this.db });
+    const simCursors = new SimSinkCursors({ ...ctx, db: this.db });
+    const cursors = this.plumbing.cursors?.(simCursors) ?? simCursors;
     return {
       sources: new SimSourceObjects({
         ...ctx,
@@ -261,7 +271,8 @@ export class World {
       // Unique like a UUID, and the same on every replay of the seed.
       newId: () => {
         this.attempts += 1;
-        return `${worker.name}-${this.attempts}`;
+        const unique = `${worker.name}-${this.attempts}`;
+        return this.plumbing.attemptId?.(unique) ?? unique;
       },
     };
   }
