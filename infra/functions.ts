@@ -160,6 +160,9 @@ export class PipelineFunctions extends Construct {
     // reads keys that are often absent (manifest h+1 before reserving; a staged list deleted by a racer).
     // Unconditional: a GetObject request carries no `s3:prefix`, so a prefix-conditioned grant would not count.
     allow(this.committer, ['s3:ListBucket'], [state.manifestBucket.bucketArn]);
+    // Group commit: a table's other waiting batches, from the sealed index (one Query per commit). Without
+    // it every commit is refused the Query, logs "sealed index unreadable" and commits its batch alone.
+    allow(this.committer, ['dynamodb:Query'], [`${ledgerArn}/index/${SEALED_INDEX.name}`]);
     props.eventBus.grantPutEventsTo(this.committer);
     // Sweeper: the sealed index (scanned, so tables no longer configured are finished too) and table heads;
     // re-requests commits.

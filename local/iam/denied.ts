@@ -12,7 +12,12 @@ export interface DeniedResponse {
   readonly body: string;
 }
 
-export function deniedMessage(principal: string, action: string, resource: string, explicit: boolean): string {
+export function deniedMessage(
+  principal: string,
+  action: string,
+  resource: string,
+  explicit: boolean,
+): string {
   const why = explicit
     ? 'with an explicit deny in a resource-based policy'
     : `because no identity-based policy allows the ${action} action`;

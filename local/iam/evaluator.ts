@@ -26,7 +26,8 @@ export interface Decision {
 
 /** The resource policy that governs an ARN: an object's bucket's, a queue's, a topic's. */
 export function resourcePolicyFor(stack: BoundStack, arn: string): PolicyDocument | undefined {
-  if (arn.startsWith('arn:aws:s3:::')) return stack.resourcePolicies[`arn:aws:s3:::${arn.slice(13).split('/')[0]}`];
+  if (arn.startsWith('arn:aws:s3:::'))
+    return stack.resourcePolicies[`arn:aws:s3:::${arn.slice(13).split('/')[0]}`];
   return stack.resourcePolicies[arn];
 }
 
@@ -49,8 +50,8 @@ export function evaluate(
   request: AuthzRequest,
 ): Promise<Decision> {
   const owner = principal.policy ?? stack;
-  let cache = memo.get(owner);
-  if (!cache) memo.set(owner, (cache = new Map()));
+  const cache = memo.get(owner) ?? new Map<string, Promise<Decision>>();
+  memo.set(owner, cache);
   const key = `${principal.arn}\n${request.action}\n${request.resource}\n${JSON.stringify(request.context)}`;
   let decision = cache.get(key);
   if (!decision) {
@@ -77,7 +78,9 @@ async function run(
           // The SDK reaches AWS over HTTPS; the emulator's plain HTTP on loopback is not what AWS would see.
           'aws:SecureTransport': 'true',
           'aws:RequestedRegion': stack.region,
-          ...(principal.policy ? { 'aws:PrincipalAccount': stack.account, 'aws:PrincipalType': 'AssumedRole' } : {}),
+          ...(principal.policy
+            ? { 'aws:PrincipalAccount': stack.account, 'aws:PrincipalType': 'AssumedRole' }
+            : {}),
           ...request.context,
         },
       },

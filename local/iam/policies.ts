@@ -215,7 +215,9 @@ export function bindTemplate(
       r.Type === 'AWS::S3::BucketPolicy'
         ? [`arn:aws:s3:::${resolve(env, p.Bucket) as string}`]
         : r.Type === 'AWS::SQS::QueuePolicy'
-          ? asArray(p.Queues).map((q) => `arn:aws:sqs:${env.region}:${env.account}:${String(resolve(env, q)).split('/').at(-1)}`)
+          ? asArray(p.Queues).map(
+              (q) => `arn:aws:sqs:${env.region}:${env.account}:${String(resolve(env, q)).split('/').at(-1)}`,
+            )
           : r.Type === 'AWS::SNS::TopicPolicy'
             ? asArray(p.Topics).map((t) => String(resolve(env, t)))
             : [];
@@ -223,7 +225,7 @@ export function bindTemplate(
   }
   for (const [id, r] of resources) {
     if (r.Type !== 'AWS::DynamoDB::Table') continue;
-    const hash = (r.Properties?.KeySchema as { AttributeName: string; KeyType: string }[]).find(
+    const hash = ((r.Properties?.KeySchema ?? []) as { AttributeName: string; KeyType: string }[]).find(
       (k) => k.KeyType === 'HASH',
     );
     if (hash) partitionKeys[ref_(env, id)] = hash.AttributeName;
@@ -234,7 +236,7 @@ export function bindTemplate(
 /** `s3:GetObject, s3:PutObject on Manifests/*\/_manifests/* if {...}`: a statement as the docs show it. */
 export function describeStatement(s: PolicyStatement): string {
   const actions = asArray(s.Action ?? s.NotAction).join(', ');
-  const resources = asArray(s.Resource ?? s.NotResource as unknown)
+  const resources = asArray(s.Resource ?? (s.NotResource as unknown))
     .map(render)
     .join(', ');
   const condition = s.Condition ? ` if ${JSON.stringify(s.Condition)}` : '';

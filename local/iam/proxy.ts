@@ -7,12 +7,24 @@
  * (and written as JSON lines) for the calls-vs-grants analysis (./coverage.ts).
  */
 import { appendFileSync } from 'node:fs';
-import { Agent, createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { accessDenied, deniedMessage } from './denied.ts';
 import { type AuthzRequest, type Decision, evaluate, sessionArn } from './evaluator.ts';
 import type { BoundStack } from './policies.ts';
-import { LEADING_ITEMS, leadingKeys, type MappedRequest, mapRequest, UnmappedRequestError } from './requests.ts';
+import {
+  LEADING_ITEMS,
+  leadingKeys,
+  type MappedRequest,
+  mapRequest,
+  UnmappedRequestError,
+} from './requests.ts';
 
 export interface Credentials {
   readonly accessKeyId: string;
@@ -154,7 +166,9 @@ function withLeadingKeys(stack: BoundStack, request: AuthzRequest): AuthzRequest
 }
 
 /** The access key id and service of a SigV4-signed request (`Credential=AKID/date/region/service/...`). */
-export function signer(headers: IncomingMessage['headers']): { accessKeyId: string; region: string; service: string } | undefined {
+export function signer(
+  headers: IncomingMessage['headers'],
+): { accessKeyId: string; region: string; service: string } | undefined {
   const m = /Credential=([^/]+)\/\d+\/([^/]+)\/([^/]+)\//.exec(headers.authorization ?? '');
   return m?.[1] && m[2] && m[3] ? { accessKeyId: m[1], region: m[2], service: m[3] } : undefined;
 }
@@ -181,8 +195,10 @@ export async function startIamProxy(options: {
 
   const forward = (req: IncomingMessage, body: Buffer) =>
     new Promise<IncomingMessage>((resolve, reject) => {
+      // The body is here whole: the client's `Expect: 100-continue` was answered by this server already.
+      const { expect: _, ...headers } = req.headers;
       const out = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent },
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent },
         resolve,
       );
       out.once('error', reject);
@@ -230,7 +246,15 @@ export async function startIamProxy(options: {
         { action: `${signed.service}:?`, resource: `${req.method} ${req.url}`, context: {} },
         { allowed: false, result: `Error: ${error.message}`, allowedBy: [], resourceAllows: false },
       );
-      return send(res, accessDenied(signed.service, { method: request.method, json }, `${error.message} (#${record.seq})`, requestId));
+      return send(
+        res,
+        accessDenied(
+          signed.service,
+          { method: request.method, json },
+          `${error.message} (#${record.seq})`,
+          requestId,
+        ),
+      );
     }
     const { denied } = await check.authorize(caller, mapped.operation, mapped.authz);
     if (denied) {
@@ -250,7 +274,12 @@ export async function startIamProxy(options: {
       if (list.denied) {
         response.resume();
         const target = mapped.authz[0];
-        const message = deniedMessage(list.denied.principal, target?.action ?? 's3:GetObject', target?.resource ?? '', false);
+        const message = deniedMessage(
+          list.denied.principal,
+          target?.action ?? 's3:GetObject',
+          target?.resource ?? '',
+          false,
+        );
         return send(res, accessDenied('s3', { method: request.method, json: false }, message, requestId));
       }
     }
@@ -322,7 +351,12 @@ async function withSourceTags(
   };
 }
 
-async function control(check: IamCheck, req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+async function control(
+  check: IamCheck,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://local');
   const path = url.pathname.slice(CONTROL_PREFIX.length);
   const reply = (value: unknown) => {
@@ -337,7 +371,11 @@ async function control(check: IamCheck, req: IncomingMessage, res: ServerRespons
     const { denied } = await check.authorize(caller, String(input.operation), input.authz as AuthzRequest[]);
     return reply({ allowed: !denied, ...(denied ? { denied: denied.record } : {}) });
   }
-  if (path === 'denials') return reply({ last: check.lastSeq, denials: check.unexpectedDenials(Number(url.searchParams.get('after') ?? 0)) });
+  if (path === 'denials')
+    return reply({
+      last: check.lastSeq,
+      denials: check.unexpectedDenials(Number(url.searchParams.get('after') ?? 0)),
+    });
   res.writeHead(404);
   res.end();
 }

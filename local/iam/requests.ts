@@ -75,7 +75,9 @@ function mapS3(r: AwsHttpRequest): MappedRequest {
   });
   const tagging = header(r, 'x-amz-tagging');
   const withTags = (m: MappedRequest): MappedRequest =>
-    tagging ? { ...m, authz: [...m.authz, { action: 's3:PutObjectTagging', resource: objectArn, context: {} }] } : m;
+    tagging
+      ? { ...m, authz: [...m.authz, { action: 's3:PutObjectTagging', resource: objectArn, context: {} }] }
+      : m;
   if (!bucket) throw new UnmappedRequestError(`S3 ${r.method} ${r.url} (no bucket)`);
   if (rest.length === 0 || key === '') {
     const listing = {
@@ -85,17 +87,46 @@ function mapS3(r: AwsHttpRequest): MappedRequest {
     };
     if (r.method === 'GET' && q.has('versions'))
       return one('s3:ListObjectVersions', 's3:ListBucketVersions', bucketArn, listing);
-    if (r.method === 'GET' && [...q.keys()].every((k) => ['list-type', 'prefix', 'delimiter', 'max-keys', 'continuation-token', 'start-after', 'encoding-type', 'marker', 'fetch-owner'].includes(k)))
+    if (
+      r.method === 'GET' &&
+      [...q.keys()].every((k) =>
+        [
+          'list-type',
+          'prefix',
+          'delimiter',
+          'max-keys',
+          'continuation-token',
+          'start-after',
+          'encoding-type',
+          'marker',
+          'fetch-owner',
+        ].includes(k),
+      )
+    )
       return one('s3:ListObjectsV2', 's3:ListBucket', bucketArn, listing);
     throw new UnmappedRequestError(`S3 bucket request ${r.method} ${r.url}`);
   }
   const source = header(r, 'x-amz-copy-source');
   if (r.method === 'GET' && q.has('tagging'))
-    return one('s3:GetObjectTagging', versionId ? 's3:GetObjectVersionTagging' : 's3:GetObjectTagging', objectArn, versioned);
-  if (r.method === 'PUT' && q.has('tagging')) return one('s3:PutObjectTagging', 's3:PutObjectTagging', objectArn);
-  if ((r.method === 'GET' || r.method === 'HEAD') && [...q.keys()].every((k) => ['versionId', 'partNumber', 'x-id'].includes(k)))
+    return one(
+      's3:GetObjectTagging',
+      versionId ? 's3:GetObjectVersionTagging' : 's3:GetObjectTagging',
+      objectArn,
+      versioned,
+    );
+  if (r.method === 'PUT' && q.has('tagging'))
+    return one('s3:PutObjectTagging', 's3:PutObjectTagging', objectArn);
+  if (
+    (r.method === 'GET' || r.method === 'HEAD') &&
+    [...q.keys()].every((k) => ['versionId', 'partNumber', 'x-id'].includes(k))
+  )
     return {
-      ...one(r.method === 'GET' ? 's3:GetObject' : 's3:HeadObject', versionId ? 's3:GetObjectVersion' : 's3:GetObject', objectArn, versioned),
+      ...one(
+        r.method === 'GET' ? 's3:GetObject' : 's3:HeadObject',
+        versionId ? 's3:GetObjectVersion' : 's3:GetObject',
+        objectArn,
+        versioned,
+      ),
       missingKeyNeedsList: { bucket },
     };
   if (r.method === 'PUT' && source) {
@@ -113,13 +144,21 @@ function mapS3(r: AwsHttpRequest): MappedRequest {
     return { ...copy, copiesTagsOf: from };
   }
   if (r.method === 'PUT' && q.has('uploadId')) return one('s3:UploadPart', 's3:PutObject', objectArn);
-  if (r.method === 'PUT' && [...q.keys()].every((k) => k === 'x-id')) return withTags(one('s3:PutObject', 's3:PutObject', objectArn));
-  if (r.method === 'POST' && q.has('uploads')) return withTags(one('s3:CreateMultipartUpload', 's3:PutObject', objectArn));
-  if (r.method === 'POST' && q.has('uploadId')) return one('s3:CompleteMultipartUpload', 's3:PutObject', objectArn);
+  if (r.method === 'PUT' && [...q.keys()].every((k) => k === 'x-id'))
+    return withTags(one('s3:PutObject', 's3:PutObject', objectArn));
+  if (r.method === 'POST' && q.has('uploads'))
+    return withTags(one('s3:CreateMultipartUpload', 's3:PutObject', objectArn));
+  if (r.method === 'POST' && q.has('uploadId'))
+    return one('s3:CompleteMultipartUpload', 's3:PutObject', objectArn);
   if (r.method === 'DELETE' && q.has('uploadId'))
     return one('s3:AbortMultipartUpload', 's3:AbortMultipartUpload', objectArn);
   if (r.method === 'DELETE' && [...q.keys()].every((k) => ['versionId', 'x-id'].includes(k)))
-    return one('s3:DeleteObject', versionId ? 's3:DeleteObjectVersion' : 's3:DeleteObject', objectArn, versioned);
+    return one(
+      's3:DeleteObject',
+      versionId ? 's3:DeleteObjectVersion' : 's3:DeleteObject',
+      objectArn,
+      versioned,
+    );
   throw new UnmappedRequestError(`S3 object request ${r.method} ${r.url}`);
 }
 
@@ -150,7 +189,9 @@ function mapDynamoDb(r: AwsHttpRequest): MappedRequest {
   const options = (b: Json) => ({
     ...(b.ReturnValues ? { 'dynamodb:ReturnValues': String(b.ReturnValues) } : {}),
     ...(b.Select ? { 'dynamodb:Select': String(b.Select) } : {}),
-    ...(b.ReturnConsumedCapacity ? { 'dynamodb:ReturnConsumedCapacity': String(b.ReturnConsumedCapacity) } : {}),
+    ...(b.ReturnConsumedCapacity
+      ? { 'dynamodb:ReturnConsumedCapacity': String(b.ReturnConsumedCapacity) }
+      : {}),
   });
   // dynamodb:LeadingKeys is the partition key values a request touches; the proxy fills them in (it knows
   // each table's key schema) from these items and keys.
@@ -173,7 +214,10 @@ function mapDynamoDb(r: AwsHttpRequest): MappedRequest {
           {
             action: `dynamodb:${operation}`,
             resource: tableArn(String(body.TableName), body.IndexName as string | undefined),
-            context: { ...options(body), ...(operation === 'Query' && !body.IndexName ? queryKeys(body) : {}) },
+            context: {
+              ...options(body),
+              ...(operation === 'Query' && !body.IndexName ? queryKeys(body) : {}),
+            },
           },
         ],
       };
@@ -185,7 +229,9 @@ function mapDynamoDb(r: AwsHttpRequest): MappedRequest {
           const keys =
             operation === 'BatchGetItem'
               ? ((value as { Keys: Json[] }).Keys ?? [])
-              : (value as Json[]).map((w) => ((w.PutRequest as Json)?.Item ?? (w.DeleteRequest as Json)?.Key) as Json);
+              : (value as Json[]).map(
+                  (w) => ((w.PutRequest as Json)?.Item ?? (w.DeleteRequest as Json)?.Key) as Json,
+                );
           return { action: `dynamodb:${operation}`, resource: tableArn(table), context: leading(keys) };
         }),
       };
@@ -264,13 +310,20 @@ function mapSqs(r: AwsHttpRequest): MappedRequest {
     return {
       operation: 'sqs:GetQueueUrl',
       authz: [
-        { action: 'sqs:GetQueueUrl', resource: `arn:aws:sqs:${r.region}:${account}:${body.QueueName}`, context: {} },
+        {
+          action: 'sqs:GetQueueUrl',
+          resource: `arn:aws:sqs:${r.region}:${account}:${body.QueueName}`,
+          context: {},
+        },
       ],
     };
   }
   const action = actions[operation];
   if (!action || !body.QueueUrl) throw new UnmappedRequestError(`SQS ${operation}`);
-  return { operation: `sqs:${operation}`, authz: [{ action, resource: queueArn(String(body.QueueUrl)), context: {} }] };
+  return {
+    operation: `sqs:${operation}`,
+    authz: [{ action, resource: queueArn(String(body.QueueUrl)), context: {} }],
+  };
 }
 
 /** EventBridge PutEvents: each entry on its bus, with `events:source` and `events:detail-type`. */
@@ -281,7 +334,9 @@ function mapEvents(r: AwsHttpRequest): MappedRequest {
   const seen = new Map<string, AuthzRequest>();
   for (const e of body.Entries) {
     const bus = String(e.EventBusName ?? 'default');
-    const resource = bus.startsWith('arn:') ? bus : `arn:aws:events:${r.region}:${r.account}:event-bus/${bus}`;
+    const resource = bus.startsWith('arn:')
+      ? bus
+      : `arn:aws:events:${r.region}:${r.account}:event-bus/${bus}`;
     const context = { 'events:source': String(e.Source), 'events:detail-type': String(e.DetailType) };
     seen.set(JSON.stringify([resource, context]), { action: 'events:PutEvents', resource, context });
   }

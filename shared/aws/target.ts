@@ -30,7 +30,9 @@ export function emulatorTarget(
   region = DEFAULT_EMULATOR_REGION,
   credentials?: EmulatorCredentials,
 ): AwsTarget {
-  return credentials ? { kind: 'emulator', endpoint, region, credentials } : { kind: 'emulator', endpoint, region };
+  return credentials
+    ? { kind: 'emulator', endpoint, region, credentials }
+    : { kind: 'emulator', endpoint, region };
 }
 
 /**

@@ -45,7 +45,10 @@ describe('emulator credentials', () => {
   it('keeps the fixed test credentials when the environment has none, or only half of them', () => {
     for (const env of [{}, { AWS_ACCESS_KEY_ID: 'ASIA...' }]) {
       const target = targetFromEnv({ INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000', ...env });
-      expect(target && clientConfig(target).credentials).toEqual({ accessKeyId: 'test', secretAccessKey: 'test' });
+      expect(target && clientConfig(target).credentials).toEqual({
+        accessKeyId: 'test',
+        secretAccessKey: 'test',
+      });
     }
   });
 });
