@@ -10,6 +10,7 @@ import { type BackfillTask, makeBackfillHandler } from '../shared/handlers/backf
 import type { Log } from '../shared/log.ts';
 import type { MetricsSink } from '../shared/metrics.ts';
 import type { BackfillDeps } from '../shared/usecases/backfill.ts';
+import { type Credentials, functionEnv, IamCheckClient } from './iam/client.ts';
 
 // aws-local-stepfunctions 3 targets Node 22 and calls Promise.withResolvers (Node >= 22); Node 20 runs it
 // with this standard polyfill. Local mode and tests only: the Lambda functions never load this file.
@@ -68,6 +69,11 @@ export interface LocalBackfillOptions {
    * (bench/backfill-definition.ts synthesizes it): the bench, on resources no stack made.
    */
   readonly standalone?: { readonly definition: object; readonly deps: BackfillDeps };
+  /**
+   * The IAM check: the backfill function calls AWS as its role through the proxy, and the state machine's
+   * own calls (invoking the function, continue-as-new) are authorized against its role first.
+   */
+  readonly iam?: { readonly endpoint: string; readonly credentials: Record<string, Credentials> };
 }
 
 type StateDefinition = {
@@ -144,11 +150,15 @@ export class LocalBackfill {
       const config = await clients.lambda.send(
         new GetFunctionConfigurationCommand({ FunctionName: functionName }),
       );
-      const env = {
-        ...config.Environment?.Variables,
-        INLET_AWS_ENDPOINT: this.options.endpoint,
-        AWS_REGION: this.options.region,
-      };
+      const env = functionEnv(
+        {
+          ...config.Environment?.Variables,
+          INLET_AWS_ENDPOINT: this.options.endpoint,
+          AWS_REGION: this.options.region,
+        },
+        this.options.iam?.endpoint ?? this.options.endpoint,
+        this.options.iam?.credentials.Backfill,
+      );
       let deps = backfillFromEnv('inlet-backfill', env, {
         ...(this.options.log ? { log: this.options.log } : {}),
         ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
@@ -224,14 +234,19 @@ export class LocalBackfill {
       if (this.options.retryIntervalMs !== undefined)
         retryIntervalOverrides[stateName] = this.options.retryIntervalMs;
       if (state.Resource?.endsWith(':states:::lambda:invoke')) {
+        const functionArn = String((state.Parameters as { FunctionName?: string } | undefined)?.FunctionName);
         // The lambda:invoke integration's result shape; an error keeps its name (Lambda's errorType).
-        taskResourceLocalHandlers[stateName] = async (input: { Payload: BackfillTask }) => ({
-          Payload: await handler(input.Payload),
-          StatusCode: 200,
-          ExecutedVersion: '$LATEST',
-        });
+        taskResourceLocalHandlers[stateName] = async (input: { Payload: BackfillTask }) => {
+          await this.asStateMachine('lambda:Invoke', 'lambda:InvokeFunction', functionArn);
+          return { Payload: await handler(input.Payload), StatusCode: 200, ExecutedVersion: '$LATEST' };
+        };
       } else if (state.Resource?.endsWith(':states:::aws-sdk:sfn:startExecution')) {
         taskResourceLocalHandlers[stateName] = async (input: { Name: string; Input: string }) => {
+          await this.asStateMachine(
+            'states:StartExecution',
+            'states:StartExecution',
+            this.options.stateMachineArn,
+          );
           const started = await this.start(JSON.parse(input.Input), input.Name);
           record.continuedAs = started.executionArn;
           return { ExecutionArn: started.executionArn, StartDate: started.startDate };
@@ -283,6 +298,23 @@ export class LocalBackfill {
     record.stopDate = new Date().toISOString();
     this.save(record);
     return record;
+  }
+
+  /**
+   * Step Functions makes a task's call with the state machine's role: AccessDenied (the task fails, as on
+   * AWS) unless the role allows it.
+   */
+  private async asStateMachine(operation: string, action: string, resource: string): Promise<void> {
+    const iam = this.options.iam;
+    const credentials = iam?.credentials.StateMachine;
+    if (!iam || !credentials) return;
+    const decision = await new IamCheckClient(iam.endpoint).authorize(credentials, operation, [
+      { action, resource, context: { 'aws:SourceArn': this.options.stateMachineArn } },
+    ]);
+    if (!decision.allowed)
+      throw Object.assign(new Error(`the state machine's role may not ${action} on ${resource}`), {
+        name: 'AccessDeniedException',
+      });
   }
 
   private save(record: ExecutionRecord): void {

@@ -28,6 +28,7 @@ import { OUTPUTS } from '../../shared/names.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
+import { deployedRoles } from '../support/iam.ts';
 
 const target = testTarget();
 const clients = testClients();
@@ -46,6 +47,7 @@ describe.skipIf(target.kind !== 'emulator')(
     let runner: LocalRunner;
     let bucket: string;
     let queueUrl: string;
+    let iam: Awaited<ReturnType<typeof deployedRoles>>;
     const metrics = new MemoryMetrics();
 
     const backfill = (wrapDeps?: (deps: BackfillDeps) => BackfillDeps) =>
@@ -58,6 +60,7 @@ describe.skipIf(target.kind !== 'emulator')(
         metrics,
         log: { debug() {}, info() {}, warn() {}, error() {} },
         ...(wrapDeps ? { wrapDeps } : {}),
+        ...(iam ? { iam } : {}),
       });
 
     /** Runs a whole backfill (every continuation); the last execution's record. */
@@ -167,7 +170,15 @@ describe.skipIf(target.kind !== 'emulator')(
       bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
       queueUrl = stack.outputs[OUTPUTS.ingestQueueUrl] ?? '';
       // Checked every 100 ms: most tests here wait for a few dozen files, done well within a second.
-      runner = new LocalRunner({ clients, stack, endpoint, region, quietCheckMs: 100 });
+      iam = await deployedRoles(stack.stackName, stack.iam);
+      runner = new LocalRunner({
+        clients,
+        stack,
+        endpoint,
+        region,
+        quietCheckMs: 100,
+        ...(iam ? { iam } : {}),
+      });
       runner.start();
     }, 180_000);
 

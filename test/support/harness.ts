@@ -52,6 +52,11 @@ export interface HarnessOptions extends ResourceOptions {
   readonly functionClients?: (target: AwsTarget) => AwsClients;
   /** More cdk context for the template whose roles the functions get (`inlet:tables` is the config's). */
   readonly iamContext?: Record<string, unknown>;
+  /**
+   * The tables of that template when they name buckets only known once the resources exist (a cleanSource
+   * `moveTo` in the landing bucket). @default the config's tables
+   */
+  readonly templateTables?: (resources: PipelineResources) => PipelineConfigInput['tables'];
 }
 
 interface Ports {
@@ -116,7 +121,10 @@ export class PipelineHarness {
     const config = parsePipelineConfig(options.config);
     const roles = await functionClients({
       label: `harness ${resources.ledgerTable}`,
-      context: { 'inlet:tables': options.config.tables, ...options.iamContext },
+      context: {
+        'inlet:tables': options.templateTables?.(resources) ?? options.config.tables,
+        ...options.iamContext,
+      },
       resources,
       target: testTarget,
       ...(options.functionClients ? { make: options.functionClients } : {}),

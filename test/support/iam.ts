@@ -93,3 +93,16 @@ export async function functionClients(options: {
     },
   };
 }
+
+/**
+ * A stack deployed to the emulator (LocalStack: its template bound to what CloudFormation created),
+ * registered with the run's IAM check: what LocalRunner's and LocalBackfill's `iam` option takes.
+ */
+export async function deployedRoles(
+  label: string,
+  stack: BoundStack,
+): Promise<{ endpoint: string; credentials: Record<string, Credentials> } | undefined> {
+  const check = iamCheck();
+  if (!check) return undefined;
+  return { endpoint: check.endpoint, credentials: await check.register(label, stack) };
+}
