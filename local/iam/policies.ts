@@ -143,13 +143,18 @@ export function render(value: unknown): string {
 
 /** `InletStateManifestsB7D55FA9` -> `Manifests`, `InletBronzeSinkQueue208B7CA0` -> `SinkQueue`. */
 function stripName(id: string): string {
-  return stripHash(id).replace(/^Inlet(State|Functions|Bronze|Backfill)?/, '') || id;
+  // CDK's singleton handlers also carry a 32-digit hash: `BucketNotificationsHandler050a...`.
+  return (
+    stripHash(id)
+      .replace(/[0-9a-f]{32}/, '')
+      .replace(/^Inlet(State|Functions|Bronze|Backfill)?/, '') || id
+  );
 }
 
 /** The function (or service) a role belongs to: `Batcher`, `Sink`, `StateMachine`, `Scheduler`. */
 export function roleOwner(template: CfnTemplate, roleId: string): string {
   for (const [id, r] of Object.entries(template.Resources)) {
-    const role = r.Properties?.Role as { 'Fn::GetAtt'?: string[] } | undefined;
+    const role = (r.Properties?.Role ?? r.Properties?.RoleArn) as { 'Fn::GetAtt'?: string[] } | undefined;
     if (role?.['Fn::GetAtt']?.[0] !== roleId) continue;
     if (r.Type === 'AWS::Lambda::Function') return stripName(id);
     if (r.Type === 'AWS::StepFunctions::StateMachine') return 'StateMachine';

@@ -21,7 +21,7 @@ export const NOT_EXERCISED_LOCALLY: readonly { owner: string; statement: RegExp;
     why: 'EventBridge Scheduler sends the nudges; moto has no Scheduler (the delivery is checked against the template instead)',
   },
   {
-    owner: 'BackfillStateMachineEventsRole',
+    owner: 'StateMachineEventsRole',
     statement: /^states:StartExecution/,
     why: 'EventBridge starts reconcile executions on schedule; the delivery is checked against the template instead',
   },

@@ -169,12 +169,7 @@ describe('IAM', () => {
       ].sort(),
     );
     expect(of('Sweeper')).toEqual(
-      [
-        'dynamodb:Query Ledger/index/*',
-        'dynamodb:Scan Ledger/index/sealed',
-        'dynamodb:GetItem Ledger',
-        ...sender('CommitQueue'),
-      ].sort(),
+      ['dynamodb:Scan Ledger/index/sealed', 'dynamodb:GetItem Ledger', ...sender('CommitQueue')].sort(),
     );
     expect(of('Backfill')).toEqual(
       [
