@@ -47,8 +47,8 @@ export interface DecisionRecord {
   readonly resourceAllows: boolean;
   /** Why this evaluation was made when it is not the request's own action (S3's 404-or-403 rule). */
   readonly reason?: string;
-  /** The stack was registered as a fixture whose denials a test expects. */
-  readonly expected?: boolean;
+  /** A test expected this denial: a fixture's, or one the test made on purpose and acknowledged. */
+  expected?: boolean;
 }
 
 export interface Registration {
@@ -139,9 +139,14 @@ export class IamCheck {
     return record;
   }
 
-  /** Denials after `seq` that no fixture expected: each one is a request AWS would refuse. */
-  unexpectedDenials(after = 0): DecisionRecord[] {
-    return this.records.filter((r) => r.seq > after && !r.allowed && !r.expected);
+  /** Denials after `seq` that no fixture expected (or all, with `expected`): requests AWS would refuse. */
+  unexpectedDenials(after = 0, expected = false): DecisionRecord[] {
+    return this.records.filter((r) => r.seq > after && !r.allowed && (expected || !r.expected));
+  }
+
+  /** Denials up to `seq` were made on purpose by the test that asserts them. */
+  acknowledge(seq: number): void {
+    for (const record of this.records) if (record.seq <= seq && !record.allowed) record.expected = true;
   }
 
   get lastSeq(): number {
@@ -371,11 +376,17 @@ async function control(
     const { denied } = await check.authorize(caller, String(input.operation), input.authz as AuthzRequest[]);
     return reply({ allowed: !denied, ...(denied ? { denied: denied.record } : {}) });
   }
-  if (path === 'denials')
+  if (path === 'acknowledge') {
+    check.acknowledge(Number(input.seq));
+    return reply({});
+  }
+  if (path === 'denials') {
+    const after = Number(url.searchParams.get('after') ?? 0);
     return reply({
       last: check.lastSeq,
-      denials: check.unexpectedDenials(Number(url.searchParams.get('after') ?? 0)),
+      denials: check.unexpectedDenials(after, url.searchParams.has('expected')),
     });
+  }
   res.writeHead(404);
   res.end();
 }

@@ -2,6 +2,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { type PollResult, pollOnce } from '../../local/poller.ts';
+import type { CfnTemplate } from '../../local/synth.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
 import type { AwsTarget } from '../../shared/aws/target.ts';
@@ -57,6 +58,8 @@ export interface HarnessOptions extends ResourceOptions {
    * `moveTo` in the landing bucket). @default the config's tables
    */
   readonly templateTables?: (resources: PipelineResources) => PipelineConfigInput['tables'];
+  /** A fixture: the template with a grant cut, whose denials the test expects and asserts itself. */
+  readonly editTemplate?: (template: CfnTemplate) => CfnTemplate;
 }
 
 interface Ports {
@@ -128,6 +131,7 @@ export class PipelineHarness {
       resources,
       target: testTarget,
       ...(options.functionClients ? { make: options.functionClients } : {}),
+      ...(options.editTemplate ? { edit: options.editTemplate } : {}),
     });
     const harness = new PipelineHarness(clients, resources, config, options, roles);
     if (options.countRequests ?? true) {

@@ -12,7 +12,9 @@ beforeEach(async () => {
   before = (await iamCheck()?.denials(Number.MAX_SAFE_INTEGER))?.last ?? 0;
 });
 
-afterEach(async () => {
+// A test marked `it.fails` asserts the denials itself (a known finding, until the fix lands).
+afterEach(async ({ task }) => {
+  if (task.fails) return;
   const found = await iamCheck()?.denials(before);
   if (found && found.denials.length > 0)
     throw new Error(`AWS would deny these requests (IAM check):\n${describeDenials(found.denials)}`);
