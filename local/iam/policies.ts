@@ -100,12 +100,19 @@ function ref_(env: Env, id: string): string {
   if (pseudo[id]) return pseudo[id];
   const given = env.physical[id]?.ref;
   if (given) return given;
-  const type = env.template.Resources[id]?.Type ?? '';
+  // Not deployed: the name the template gives it, else its logical id.
+  const resource = env.template.Resources[id];
+  const properties = resource?.Properties ?? {};
+  const named = ['Name', 'StateMachineName', 'QueueName', 'TopicName', 'BucketName', 'TableName', 'RoleName']
+    .map((k) => properties[k])
+    .find((v): v is string => typeof v === 'string');
+  const name = named ?? id;
+  const type = resource?.Type ?? '';
   if (type === 'AWS::StepFunctions::StateMachine')
-    return `arn:aws:states:${env.region}:${env.account}:stateMachine:${id}`;
-  if (type === 'AWS::SNS::Topic') return `arn:aws:sns:${env.region}:${env.account}:${id}`;
-  if (type === 'AWS::SQS::Queue') return `https://sqs.${env.region}.amazonaws.com/${env.account}/${id}`;
-  return id;
+    return `arn:aws:states:${env.region}:${env.account}:stateMachine:${name}`;
+  if (type === 'AWS::SNS::Topic') return `arn:aws:sns:${env.region}:${env.account}:${name}`;
+  if (type === 'AWS::SQS::Queue') return `https://sqs.${env.region}.amazonaws.com/${env.account}/${name}`;
+  return name;
 }
 
 /** Resolves the intrinsic functions the template's policies use (Ref, Fn::GetAtt, Fn::Join). */
