@@ -108,7 +108,9 @@ const iamCheck = await startLocalIamCheck({
   stack: stack.iam,
   decisionsFile: join(stateDir, 'iam-decisions.jsonl'),
 });
-say(`IAM check: each function calls as its role through ${iamCheck.iam.endpoint} (.inlet/iam-decisions.jsonl)`);
+say(
+  `IAM check: each function calls as its role through ${iamCheck.iam.endpoint} (.inlet/iam-decisions.jsonl)`,
+);
 const runner = new LocalRunner({
   clients,
   stack,
@@ -120,7 +122,8 @@ const runner = new LocalRunner({
 /** Requests AWS would have refused: each was answered AccessDenied here too. */
 const sayDenials = () => {
   const denials = iamCheck.proxy.check.unexpectedDenials();
-  if (denials.length > 0) say(`IAM check: AWS would deny ${denials.length} request(s):\n${describeDenials(denials)}`);
+  if (denials.length > 0)
+    say(`IAM check: AWS would deny ${denials.length} request(s):\n${describeDenials(denials)}`);
   return denials.length;
 };
 const baseline = {

@@ -188,6 +188,7 @@ export function bindTemplate(
     physical,
   };
   const roles: Record<string, BoundRole> = {};
+  const generic = genericNames(template);
   const resourcePolicies: Record<string, PolicyDocument> = {};
   const partitionKeys: Record<string, string> = {};
   const resources = Object.entries(template.Resources);
@@ -200,7 +201,7 @@ export function bindTemplate(
     const add = (document: { Statement: PolicyStatement[] }) => {
       for (const s of document.Statement) {
         const sid = `S${statements.length}`;
-        grants[sid] = describeStatement(s);
+        grants[sid] = generic(describeStatement(s));
         statements.push({ ...(resolve(env, s) as PolicyStatement), Sid: sid });
       }
     };
@@ -243,6 +244,30 @@ export function bindTemplate(
     if (hash) partitionKeys[ref_(env, id)] = hash.AttributeName;
   }
   return { account: env.account, region: env.region, roles, resourcePolicies, partitionKeys };
+}
+
+/**
+ * A statement's text with the configuration's names made generic (`Manifests/<table>/_bronze/*`,
+ * `arn:aws:s3:::<bucket>/<prefix>*`): the same grant in stacks of other tables is one grant in the report.
+ */
+function genericNames(template: CfnTemplate): (text: string) => string {
+  const config = Object.values(template.Resources)
+    .map(
+      (r) => (r.Properties?.Environment as { Variables?: { INLET_CONFIG?: unknown } } | undefined)?.Variables,
+    )
+    .find((v) => typeof v?.INLET_CONFIG === 'string')?.INLET_CONFIG;
+  const tables = config
+    ? (JSON.parse(String(config)) as { tables: { name: string; prefix: string }[] }).tables
+    : [];
+  const names = [
+    ...tables.filter((t) => t.prefix).map((t) => [`/${t.prefix}`, '/<prefix>'] as const),
+    ...tables.map((t) => [`/${t.name}/`, '/<table>/'] as const),
+  ].sort((a, b) => b[0].length - a[0].length);
+  return (text) => {
+    let out = text.replace(/arn:aws:s3:::[a-z0-9][a-z0-9.-]*/g, 'arn:aws:s3:::<bucket>');
+    for (const [name, placeholder] of names) out = out.split(name).join(placeholder);
+    return out;
+  };
 }
 
 /** `s3:GetObject, s3:PutObject on Manifests/*\/_manifests/* if {...}`: a statement as the docs show it. */
