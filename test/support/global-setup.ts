@@ -15,7 +15,8 @@ declare module 'vitest' {
  * Starts a private moto server for this test run unless the environment names a target
  * (INLET_AWS_ENDPOINT for LocalStack or an emulator already up, INLET_AWS_TARGET=aws for a real account),
  * and the IAM check proxy in front of an emulator: functions call through it as their roles
- * (test/support/iam.ts). Its report (calls made vs grants, per function) goes to INLET_IAM_REPORT.
+ * (test/support/iam.ts). Its report (calls made vs grants, per function) goes to INLET_IAM_REPORT, every
+ * decision as JSON lines to INLET_IAM_DECISIONS.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const fromEnv = targetFromEnv();
@@ -23,7 +24,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const target = fromEnv ?? emulatorTarget(emulator?.endpoint ?? '');
   project.provide('awsTarget', target);
   let proxy: IamProxy | undefined;
-  if (target.kind === 'emulator') proxy = await startIamProxy({ upstream: target.endpoint });
+  const decisionsFile = process.env.INLET_IAM_DECISIONS;
+  if (target.kind === 'emulator')
+    proxy = await startIamProxy({ upstream: target.endpoint, ...(decisionsFile ? { decisionsFile } : {}) });
   project.provide('iamProxy', proxy?.endpoint ?? '');
   return async () => {
     if (proxy) {
