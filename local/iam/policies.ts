@@ -260,13 +260,20 @@ function genericNames(template: CfnTemplate): (text: string) => string {
     ? (JSON.parse(String(config)) as { tables: { name: string; prefix: string }[] }).tables
     : [];
   const names = [
-    ...tables.filter((t) => t.prefix).map((t) => [`/${t.prefix}`, '/<prefix>'] as const),
-    ...tables.map((t) => [`/${t.name}/`, '/<table>/'] as const),
-  ].sort((a, b) => b[0].length - a[0].length);
+    ...tables.filter((t) => t.prefix.endsWith('/')).map((t) => `/${t.prefix}`),
+    ...tables.map((t) => `/${t.name}/`),
+  ].sort((x, y) => y.length - x.length);
   return (text) => {
-    let out = text.replace(/arn:aws:s3:::[a-z0-9][a-z0-9.-]*/g, 'arn:aws:s3:::<bucket>');
-    for (const [name, placeholder] of names) out = out.split(name).join(placeholder);
-    return out;
+    const [head = '', condition] = text.split(' if ');
+    const [actions, resources = ''] = head.split(' on ');
+    const generic = resources.split(', ').map((r) => {
+      let out = r
+        .replace(/arn:aws:s3:::[a-z0-9][a-z0-9.-]*/g, 'arn:aws:s3:::<bucket>')
+        .replace(/:stateMachine:[A-Za-z0-9_-]+/g, ':stateMachine:<backfill>');
+      for (const name of names) out = out.split(name).join('/<table>/');
+      return out;
+    });
+    return `${actions} on ${[...new Set(generic)].join(', ')}${condition ? ` if ${condition}` : ''}`;
   };
 }
 

@@ -58,20 +58,26 @@ export interface IamReport {
 
 export function analyze(check: IamCheck): IamReport {
   const calls: Record<string, Record<string, number>> = {};
+  const byLabel = new Map(check.registrations.map((r) => [r.label, r]));
+  const counted = check.records.filter((r) => !byLabel.get(r.stack)?.expectDenials);
+  // A stack's grants count where its function ran: a harness registers every role of the template, and the
+  // roles it never runs (the state machine's in an ingestion test) say nothing about what is needed.
+  const ran = new Set(counted.map((r) => `${r.stack}\n${r.caller}`));
+  const ranAnywhere = new Set(counted.map((r) => r.caller));
   const grants = new Map<string, GrantUse>();
   for (const registration of check.registrations) {
     if (registration.expectDenials) continue;
     for (const [owner, role] of Object.entries(registration.stack.roles)) {
+      if (ranAnywhere.has(owner) && !ran.has(`${registration.label}\n${owner}`)) continue;
       for (const statement of Object.values(role.grants)) {
         const key = `${owner}\n${statement}`;
         if (!grants.has(key)) grants.set(key, { owner, statement, needed: false });
       }
     }
   }
-  const byLabel = new Map(check.registrations.map((r) => [r.label, r]));
-  for (const record of check.records) {
+  for (const record of counted) {
     const registration = byLabel.get(record.stack);
-    if (!registration || registration.expectDenials) continue;
+    if (!registration) continue;
     const mine = calls[record.caller] ?? {};
     calls[record.caller] = mine;
     const call = record.reason ? `${record.action} (${record.operation}, key missing)` : record.action;
