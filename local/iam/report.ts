@@ -114,11 +114,16 @@ export function markdownTable(report: IamReport): string {
     const needed = mine.filter((g) => g.needed).length;
     const exempt = mine.filter((g) => g.exempt).length;
     const unneeded = mine.filter((g) => !g.needed && !g.exempt).map((g) => g.statement);
-    return `| ${owner} | ${made || '—'} | ${mine.length} | ${needed} | ${exempt} | ${unneeded.join('; ') || '—'} |`;
+    const called = new Set(Object.keys(report.calls[owner] ?? {}).map((c) => c.split(' ')[0]?.toLowerCase()));
+    const granted = new Set(
+      mine.filter((g) => !g.exempt).flatMap((g) => (g.statement.split(' on ')[0] ?? '').split(', ')),
+    );
+    const idle = [...granted].filter((a) => !called.has(a.toLowerCase())).sort();
+    return `| ${owner} | ${made || '—'} | ${idle.join(', ') || '—'} | ${mine.length} | ${needed} | ${exempt} | ${unneeded.join('; ') || '—'} |`;
   });
   return [
-    '| Function | Actions called (suite) | Statements | Needed by a call | Not exercisable here | Not needed |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| Function | Actions called (suite) | Granted, never called | Statements | Needed by a call | Not exercisable here | Not needed |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
   ].join('\n');
 }
