@@ -157,3 +157,57 @@ describe('IAM check: dynamodb:LeadingKeys', () => {
     expect(check.records.map((r) => r.allowedBy)).toEqual([['S0'], []]);
   });
 });
+
+describe('IAM check: the mutation report', () => {
+  it('calls a statement needed only when a request was allowed by it alone, and lists what was never called', async () => {
+    const { analyze, markdownTable } = await import('../../local/iam/report.ts');
+    const check = new IamCheck();
+    const stack: BoundStack = {
+      account: '123456789012',
+      region: 'us-east-1',
+      resourcePolicies: {},
+      partitionKeys: {},
+      roles: {
+        Batcher: {
+          name: 'BatcherRole',
+          arn: 'arn:aws:iam::123456789012:role/BatcherRole',
+          grants: {
+            S0: 's3:PutObject on Manifests/_staging/*',
+            S1: 's3:GetObject, s3:PutObject on Manifests/*',
+          },
+          policy: {
+            Version: '2012-10-17',
+            Statement: [
+              { Sid: 'S0', Effect: 'Allow', Action: 's3:PutObject', Resource: 'arn:aws:s3:::m/_staging/*' },
+              {
+                Sid: 'S1',
+                Effect: 'Allow',
+                Action: ['s3:GetObject', 's3:PutObject'],
+                Resource: 'arn:aws:s3:::m/*',
+              },
+            ],
+          },
+        },
+      },
+    };
+    check.register({ label: 'unit', stack });
+    const caller = check.caller('ASIAINLET0001BATCHER');
+    if (!caller) throw new Error('no caller');
+    // Allowed by both statements: neither is needed by it. A GET outside _staging needs S1 alone.
+    await check.authorize(caller, 's3:PutObject', [
+      { action: 's3:PutObject', resource: 'arn:aws:s3:::m/_staging/a', context: {} },
+    ]);
+    const report = analyze(check);
+    expect(report.unneeded.map((g) => g.statement)).toEqual([
+      's3:PutObject on Manifests/_staging/*',
+      's3:GetObject, s3:PutObject on Manifests/*',
+    ]);
+    await check.authorize(caller, 's3:GetObject', [
+      { action: 's3:GetObject', resource: 'arn:aws:s3:::m/x', context: {} },
+    ]);
+    expect(analyze(check).unneeded.map((g) => g.statement)).toEqual(['s3:PutObject on Manifests/_staging/*']);
+    expect(markdownTable(analyze(check))).toContain(
+      '| Batcher | s3:GetObject, s3:PutObject | — | 2 | 1 | 0 |',
+    );
+  });
+});
