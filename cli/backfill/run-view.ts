@@ -24,8 +24,11 @@ export interface Backfills {
 export const lastSegment = (arnOrName: string) => arnOrName.split(':').at(-1) ?? arnOrName;
 
 export function resumeHint(input: Record<string, unknown> | undefined, summary: BackfillSummary | undefined) {
-  // Several partitions: each has its own cursor; the state machine input carries them all.
-  if (!summary?.lastKey && summary?.resume && summary.partitions > 1) {
+  // Several partitions, or cursors that are more than a key (an inventory file's row, a versions listing's
+  // version marker): the state machine input carries each partition with its cursor.
+  const cursors = summary?.resume?.partitions ?? [];
+  const rich = cursors.some((p) => p.file !== undefined || p.versionIdMarker !== undefined);
+  if (summary?.resume && (rich || (!summary.lastKey && summary.partitions > 1))) {
     const { resume: _, ...given } = input ?? {};
     return `start the state machine with this input: ${JSON.stringify({ ...given, partitions: summary.resume.partitions })}`;
   }

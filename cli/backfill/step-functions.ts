@@ -38,20 +38,33 @@ export class StepFunctionsBackfills implements Backfills {
     return executionArn ?? this.arn(name);
   }
 
-  /** The latest step's summary, from the execution history (newest first). */
-  private async progress(executionArn: string): Promise<BackfillSummary | undefined> {
-    const { events } = await this.target.clients.sfn.send(
-      new GetExecutionHistoryCommand({ executionArn, reverseOrder: true, maxResults: 30 }),
-    );
-    const exited = (events ?? []).find(
-      (e: HistoryEvent) =>
-        e.type === 'TaskStateExited' &&
-        [BACKFILL_STATES.step, BACKFILL_STATES.plan].includes(
-          e.stateExitedEventDetails?.name as 'Step' | 'Plan',
-        ),
-    );
-    const output = exited?.stateExitedEventDetails?.output;
-    return output ? (JSON.parse(output) as { summary?: BackfillSummary }).summary : undefined;
+  /**
+   * The summary of the newest exit of one of `states`, from the execution history (newest first, paged until
+   * found): a running run's progress is its last Step or Plan; a failed run's resume points are in its last
+   * Merge when they did not fit the failure cause (at most 32,768 characters; a state's output 256 KiB).
+   */
+  private async lastSummary(
+    executionArn: string,
+    states: readonly string[],
+  ): Promise<BackfillSummary | undefined> {
+    let nextToken: string | undefined;
+    do {
+      const page = await this.target.clients.sfn.send(
+        new GetExecutionHistoryCommand({ executionArn, reverseOrder: true, maxResults: 100, nextToken }),
+      );
+      const exited = (page.events ?? []).find(
+        (e: HistoryEvent) =>
+          e.type === 'TaskStateExited' && states.includes(e.stateExitedEventDetails?.name ?? ''),
+      );
+      const output = exited?.stateExitedEventDetails?.output;
+      if (output) return (JSON.parse(output) as { summary?: BackfillSummary }).summary;
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return undefined;
+  }
+
+  private progress(executionArn: string): Promise<BackfillSummary | undefined> {
+    return this.lastSummary(executionArn, [BACKFILL_STATES.step, BACKFILL_STATES.plan]);
   }
 
   private async describe(arn: string) {
@@ -83,10 +96,13 @@ export class StepFunctionsBackfills implements Backfills {
       }
       if (status === 'RUNNING')
         return { execution: arn, status, executions, summary: await this.progress(arn) };
-      // A failed run's state machine names its summary in the cause (DescribeFailure); a run stopped some
-      // other way (StopExecution, a timeout, local mode stopped) has it in its history.
+      // A failed run's state machine names its summary in the cause (DescribeFailure), or says the resume
+      // points are in its last Merge (a cause holds 32,768 characters); a run stopped some other way
+      // (StopExecution, a timeout, local mode stopped) has it in its history.
       const parsed = parseCause(d.cause);
-      const summary = parsed.summary ?? (await this.progress(arn));
+      const summary = parsed.summary?.resumeInHistory
+        ? await this.lastSummary(arn, [BACKFILL_STATES.merge])
+        : (parsed.summary ?? (await this.progress(arn)));
       return {
         execution: arn,
         status,

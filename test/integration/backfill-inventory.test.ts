@@ -15,7 +15,7 @@ import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { functionClients } from '../support/iam.ts';
-import { writeInventoryReport } from '../support/inventory.ts';
+import { ALL_VERSIONS_SCHEMA, writeInventoryReport } from '../support/inventory.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
 
 const clients = testClients();
@@ -52,12 +52,12 @@ async function drainKeys(queueUrl: string): Promise<Map<string, number>> {
 }
 
 /** The fixture's report: all versions, so older versions and delete markers are in it too. */
-const writeInventory = (destination: string, rows: string[][], files: number) =>
+const writeInventory = (destination: string, sourceBucket: string, rows: string[][], files: number) =>
   writeInventoryReport(clients.s3, {
     destination,
-    sourceBucket: 'landing',
+    sourceBucket,
     prefix: 'inv/landing/all',
-    columns: 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag',
+    columns: ALL_VERSIONS_SCHEMA,
     rows,
     files,
   });
@@ -95,7 +95,7 @@ describe.skipIf(target.kind !== 'emulator')(
       ];
       const destination = uniqueName('inventory');
       await clients.s3.send(new CreateBucketCommand({ Bucket: destination }));
-      const manifest = await writeInventory(destination, rows, 3);
+      const manifest = await writeInventory(destination, bucket, rows, 3);
       // The backfill function reads the report as its role: a stack whose inventoryBuckets names it.
       const roles = await functionClients({
         label: 'backfill-inventory',
