@@ -5,7 +5,7 @@ One process for the whole suite, so the JVM starts once: requests arrive as JSON
 answer is one JSON line on file descriptor 3 (the JVM shares stdout and stderr with this process and logs
 there). Values are answered in one canonical form per Delta type (`canon` below), so the test compares
 both engines, and what it wrote, exactly: longs as decimal strings (no 2^53 rounding), timestamps with
-their microseconds, decimals with their scale.
+their microseconds, decimals with their scale, -0.0 and non-finite doubles as Python prints them.
 
 argv: <s3 endpoint> <region> <jars, comma-separated> <scratch dir>
 """
@@ -101,7 +101,9 @@ def canon(value, t):
     if t in ("long", "integer", "short", "byte"):
         return str(value)
     if t in ("double", "float"):
-        return value if math.isfinite(value) else repr(value)
+        # What JSON (or JavaScript's parse of it) cannot carry as a number: NaN, the infinities and -0.
+        negative_zero = value == 0 and math.copysign(1.0, value) < 0
+        return value if math.isfinite(value) and not negative_zero else repr(value)
     if t in ("string", "boolean"):
         return value
     if t == "binary":
@@ -110,11 +112,12 @@ def canon(value, t):
         return value.isoformat()
     if t == "timestamp":
         # Spark hands a naive datetime in the session time zone (UTC here), delta-rs an aware one.
+        # isoformat, not strftime: glibc's %Y prints year 1 as "1", not "0001".
         if value.tzinfo is not None:
-            value = value.astimezone(datetime.timezone.utc)
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.isoformat(timespec="microseconds") + "Z"
     if t == "timestamp_ntz":
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
+        return value.isoformat(timespec="microseconds")
     if t.startswith("decimal("):
         return format(decimal.Decimal(value), "f")
     raise ValueError(f"no canonical form for Delta type {t}")
