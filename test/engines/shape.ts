@@ -168,10 +168,12 @@ export const SYSTEM_FIELDS: Columns = [
   ['_manifest_version', 'long'],
 ];
 
+export type LandingFile = string | Uint8Array | (() => Uint8Array);
+
 /** One manifest version: the files that land for it, and what they must become in Delta version index. */
 export interface VersionSpec {
-  /** Landing files, by key under the table's prefix. */
-  readonly files: Readonly<Record<string, string | Uint8Array>>;
+  /** Landing files, by key under the table's prefix; a function makes its bytes when the file lands. */
+  readonly files: Readonly<Record<string, LandingFile>>;
   /** The data columns after this version, when they differ from the version before (the first needs it). */
   readonly columns?: Columns;
   /** The rows each landing file gives, by its key, in any order; a file left out gives none. */
