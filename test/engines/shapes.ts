@@ -14,6 +14,8 @@ import {
   type Shape,
   type VersionSpec,
 } from './shape.ts';
+import { PARQUET_SHAPES } from './shapes-parquet.ts';
+import { VALUE_SHAPES } from './shapes-values.ts';
 
 const jsonl = (...records: readonly unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 const parquet = (columnData: Parameters<typeof parquetWriteBuffer>[0]['columnData']) =>
@@ -463,4 +465,6 @@ export const SHAPES: readonly Shape[] = [
       },
     ],
   },
+  ...VALUE_SHAPES,
+  ...PARQUET_SHAPES,
 ];
