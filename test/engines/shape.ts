@@ -8,11 +8,13 @@ import type { BronzeConfigInput } from '../../shared/bronze/config.ts';
 import type { WrittenTable } from './write-table.ts';
 
 /**
- * A value as it must read back. `long` columns take a number or a bigint (past 2^53), `double` a number,
- * `string` and `boolean` their own. Types without a JS literal are given in the canonical form engines.py
- * answers: timestamp `2024-01-02T03:04:05.123456Z`, timestamp_ntz the same without `Z`, date
- * `2024-01-02`, decimal its digits with the scale (`12.30`), binary lowercase hex, struct an object, array
- * an array, map an array of `[key, value]` pairs in file order.
+ * A value as it must read back. Integer columns (`long`, `integer`, `short`, `byte`) take a number or a
+ * bigint (past 2^53), `double` and `float` a number (NaN, the infinities and -0 included), `string` and
+ * `boolean` their own. Types without a JS literal are given in the canonical form engines.py answers:
+ * timestamp `2024-01-02T03:04:05.123456Z`, timestamp_ntz the same without `Z`, date `2024-01-02`, decimal
+ * its digits with the scale (`12.30`), binary lowercase hex. A struct is an object (fields left out are
+ * null), an array an array, a map an array of `[key, value]` pairs in file order; their values follow the
+ * same rules by their own type (compare.ts `canonical`).
  */
 export type Value =
   | string
