@@ -48,6 +48,8 @@ export interface SinkDeps {
   readonly random?: () => number;
   /** @default DEFAULT_PART_LIMITS */
   readonly parts?: PartLimits;
+  /** Actions per row group of the checkpoints it writes. @default CHECKPOINT_ROW_GROUP_ROWS (10,000) */
+  readonly checkpointRows?: number;
 }
 
 export interface SinkOutcome {
@@ -274,7 +276,7 @@ export class SinkTable {
       checkpointDue(head.version, head.lastCheckpoint, config.checkpointInterval) &&
       this.deps.now() < time.deadline
     ) {
-      const checkpoint = await writeCheckpoint(at.delta, head.version);
+      const checkpoint = await writeCheckpoint(at.delta, head.version, this.deps.checkpointRows);
       head.lastCheckpoint = head.version;
       this.deps.log.info('bronze checkpoint written', { table, ...checkpoint, location: at.location });
     }

@@ -121,6 +121,11 @@ export class World {
   readonly sinkParts: PartLimits;
   /** Each landing read takes this much longer in this seed (`SLOW_LANDING_MS`, a big file streamed). */
   readonly slowLandingMs: number;
+  /**
+   * Actions per checkpoint row group in this seed: 2 in half the seeds, so checkpoints are written and
+   * read back a row group at a time (each streamed into the next); the product's default in the others.
+   */
+  readonly checkpointRows: number | undefined;
   /** Another Delta writer (compactions, table properties, logged VACUUMs) works on the bronze table. */
   readonly foreignWriter: boolean;
   /** Its choices: a stream of their own. */
@@ -181,6 +186,7 @@ export class World {
     this.sinkParts = this.slowLandingMs > 0 ? { ...DEFAULT_PART_LIMITS, concurrency: 1 } : parts;
     this.sinkTimeoutMs = this.slowLandingMs > 0 ? 35_000 : shortTimeout ? 61_500 : TIMING.sinkTimeoutMs;
     this.foreignWriter = plumbing.foreignWriter ?? bronzeRng.chance(0.5);
+    this.checkpointRows = bronzeRng.pick([2, undefined]);
     this.foreignRng = new Rng((seed * 7_727 + 101) >>> 0);
     const bronzeTables = new Set(CONFIG.tables.filter((t) => t.bronze).map((t) => t.name));
     // Its own stream: drawing from the world's would reshuffle every seed recorded before it existed.
@@ -268,6 +274,7 @@ export class World {
       nudger: new SimSinkNudger({ ...ctx, queue: this.sinkQueue }),
       metrics,
       parts: this.sinkParts,
+      checkpointRows: this.checkpointRows,
       // Unique like a UUID, and the same on every replay of the seed.
       newId: () => {
         this.attempts += 1;
