@@ -1,7 +1,12 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { parquetMetadataAsync } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
@@ -419,6 +424,36 @@ describe('bronze Delta table, read back by delta-rs', () => {
       new S3DeltaStore(reader.s3, t.h.resources.manifestBucket, 'events/_bronze'),
     );
     expect(state.schema).toHaveLength(12_000);
+  });
+
+  it("a checkpoint bigger than one upload part is a multipart upload under the sink's role: whole at the complete, nothing after an abort", async () => {
+    const t = await setup({ format: 'jsonl' });
+    const sinkStore = new S3DeltaStore(
+      t.h.clientsOf('Sink').s3,
+      t.h.resources.manifestBucket,
+      'events/_bronze',
+    );
+    // One part of 8 MiB (the upload's part size), then a last part of 1 KiB at the complete.
+    const part = new Uint8Array(8 * 1024 * 1024).fill(7);
+    const tail = new Uint8Array(1024).fill(9);
+    const out = sinkStore.streamLogFile(checkpointName(7));
+    await out.write(part);
+    await out.write(tail);
+    await out.close();
+    const read = await sinkStore.getLogFile(checkpointName(7));
+    expect(read?.byteLength).toBe(part.byteLength + tail.byteLength);
+    expect(read?.slice(part.byteLength)).toEqual(tail);
+
+    const dropped = sinkStore.streamLogFile(checkpointName(8));
+    await dropped.write(part);
+    await dropped.abort();
+    expect(await sinkStore.getLogFile(checkpointName(8))).toBeUndefined();
+    const admin = testClients();
+    clientSets.push(admin);
+    const uploads = await admin.s3.send(
+      new ListMultipartUploadsCommand({ Bucket: t.h.resources.manifestBucket, Prefix: 'events/_bronze/' }),
+    );
+    expect(uploads.Uploads ?? []).toEqual([]);
   });
 
   it('Parquet landing files: types from the Parquet schema, read over ranged GETs, rescued misfits', async () => {
