@@ -47,7 +47,14 @@ export interface BronzeSinkProps {
 export class BronzeSink extends Construct {
   readonly fn: NodejsFunction;
   readonly queue: Queue;
+  /** The sink queue's redrive DLQ (FIFO, as a FIFO queue's DLQ must be). */
   readonly dlq: Queue;
+  /**
+   * Where the `BatchCommitted` rules put an event they could not deliver to the sink queue. Standard: an
+   * EventBridge rule target's DLQ cannot be FIFO (PutTargets: "SQS FIFO is not supported by Dead Letter
+   * Queues").
+   */
+  readonly eventsDlq: Queue;
   readonly timeout: Duration;
   /** The sink queue's visibility timeout: how long a message whose run failed waits for its retry. */
   readonly retryAfter: Duration;
@@ -64,8 +71,13 @@ export class BronzeSink extends Construct {
     this.timeout = timeout;
     // Six times the function timeout, as Lambda asks of a queue it polls, so a run is never received twice.
     this.retryAfter = Duration.seconds(timeout.toSeconds() * 6);
-    const queueDefaults = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, fifo: true };
+    const encrypted = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
+    const queueDefaults = { ...encrypted, fifo: true };
     this.dlq = new Queue(this, 'SinkDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    // https://docs.aws.amazon.com/eventbridge/latest/userguide/rule-dlq.html: "EventBridge DLQs are standard
+    // Amazon SQS queues". A lost trigger costs at most one nudge period (the schedule below), but it is
+    // still a delivery failure an operator should see.
+    this.eventsDlq = new Queue(this, 'SinkEventsDlq', { ...encrypted, retentionPeriod: Duration.days(14) });
     this.queue = new Queue(this, 'SinkQueue', {
       ...queueDefaults,
       // Events differ in id and time, so this only drops the sink's own repeated nudges; duplicates are harmless.
@@ -105,7 +117,9 @@ export class BronzeSink extends Construct {
           detail: { table: [table.name] },
         },
         // EventBridge takes a fixed group id per target: one rule per table gives each table its own group.
-        targets: [new SqsQueue(this.queue, { messageGroupId: table.name, deadLetterQueue: this.dlq })],
+        targets: [
+          new SqsQueue(this.queue, { messageGroupId: table.name, deadLetterQueue: this.eventsDlq }),
+        ],
       });
     }
 
@@ -179,7 +193,11 @@ export class BronzeSink extends Construct {
     }
     Validations.of(this.dlq).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'It is the dead-letter queue of the sink queue and of its EventBridge rules.',
+      reason: 'It is the dead-letter queue of the sink queue.',
+    });
+    Validations.of(this.eventsDlq).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "It is the dead-letter queue of the sink's EventBridge rule targets.",
     });
   }
 

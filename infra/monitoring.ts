@@ -96,6 +96,10 @@ export class Monitoring extends Construct {
       period: Duration.minutes(1),
       statistic: 'Maximum',
     });
+    const sinkEventsDlq = sink?.eventsDlq.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
     const oldest = state.ingestQueue.metricApproximateAgeOfOldestMessage({
       period: Duration.minutes(1),
       statistic: 'Maximum',
@@ -131,6 +135,7 @@ export class Monitoring extends Construct {
               dlqDepth('ingest', ingestDlq).metric,
               dlqDepth('commit', commitDlq).metric,
               ...(sinkDlq ? [dlqDepth('sink', sinkDlq).metric] : []),
+              ...(sinkEventsDlq ? [dlqDepth('sink events', sinkEventsDlq).metric] : []),
             ],
             width: 8,
           }),
@@ -258,7 +263,7 @@ export class Monitoring extends Construct {
       1,
       'A sealed batch waited longer than the sweep interval for its commit.',
     );
-    if (sink && sinkDlq) this.sinkAlarms(sink, sinkDlq, props.maxMessageAge);
+    if (sink && sinkDlq && sinkEventsDlq) this.sinkAlarms(sink, sinkDlq, sinkEventsDlq, props.maxMessageAge);
     if (props.reconcile) {
       this.alarm(
         'ReconcileFoundMissing',
@@ -290,12 +295,18 @@ export class Monitoring extends Construct {
   }
 
   /** The bronze sink's: its DLQ, its queue's age past a failed run's retry, and its lag. */
-  private sinkAlarms(sink: BronzeSink, dlq: IMetric, maxMessageAge: Duration): void {
+  private sinkAlarms(sink: BronzeSink, dlq: IMetric, eventsDlq: IMetric, maxMessageAge: Duration): void {
     this.alarm(
       'SinkDlqNotEmpty',
       dlq,
       1,
       'Bronze sink messages dead-lettered: a Delta table has stopped (failOnNewColumns, a foreign commit; see the sink logs).',
+    );
+    this.alarm(
+      'SinkEventsDlqNotEmpty',
+      eventsDlq,
+      1,
+      "EventBridge could not deliver a BatchCommitted event to the sink queue: that table's Delta version waits for the next commit or its nudge schedule (nudgeEveryMinutes; with the schedule off, until the next commit).",
     );
     // A run whose message fails is retried after the queue's visibility timeout (six sink timeouts), and the
     // retry may itself run a whole timeout: one failure ages the oldest message to at most their sum. Held 5

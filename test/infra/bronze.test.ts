@@ -166,6 +166,12 @@ describe('the sink beside the other functions in monitoring', () => {
     );
     expect(dlq).toHaveLength(1);
     expect(dlq[0]).toMatchObject({ Statistic: 'Maximum', Threshold: 1 });
+    // The rules' own DLQ (standard: EventBridge takes no FIFO DLQ), alarmed the same way.
+    const eventsDlq = alarms.filter(
+      (a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && onSink(a, /InletBronzeSinkEventsDlq/),
+    );
+    expect(eventsDlq).toHaveLength(1);
+    expect(eventsDlq[0]).toMatchObject({ Statistic: 'Maximum', Threshold: 1 });
     const age = alarms.filter(
       (a) => a.MetricName === 'ApproximateAgeOfOldestMessage' && onSink(a, /InletBronzeSinkQueue/),
     );
@@ -205,6 +211,7 @@ describe('the sink beside the other functions in monitoring', () => {
     expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkErrors service=inlet-sink');
     const dlq = widgets.find((w) => w.title === 'DLQ depth');
     expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkDlq/.test(m))).toBe(true);
+    expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkEventsDlq/.test(m))).toBe(true);
     expect(
       all.some((m) => m.startsWith('AWS/SQS/ApproximateAgeOfOldestMessage') && /SinkQueue/.test(m)),
     ).toBe(true);
