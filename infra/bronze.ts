@@ -117,9 +117,7 @@ export class BronzeSink extends Construct {
           detail: { table: [table.name] },
         },
         // EventBridge takes a fixed group id per target: one rule per table gives each table its own group.
-        targets: [
-          new SqsQueue(this.queue, { messageGroupId: table.name, deadLetterQueue: this.eventsDlq }),
-        ],
+        targets: [new SqsQueue(this.queue, { messageGroupId: table.name, deadLetterQueue: this.eventsDlq })],
       });
     }
 
