@@ -8,6 +8,7 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import {
   ContextAttribute,
   Schedule,
@@ -140,6 +141,12 @@ export class BronzeSink extends Construct {
       ['s3:GetObject'],
       bronzeTables.map((t) => state.manifestBucket.arnForObjects(`${t.name}/_manifests/*`)),
     );
+    // Every catch-up ends by reading the manifest after the last one, which does not exist yet: S3 answers a
+    // GET of a missing key with 404 only to a caller that may list the bucket, else 403 (GetObject,
+    // Permissions). Unconditional: AWS does not document which key an `s3:prefix` condition would be matched
+    // against for that check, and a GET carries no prefix parameter (the committer's grant, for the same
+    // reason).
+    allow(['s3:ListBucket'], [state.manifestBucket.bucketArn]);
     const bucketArnOf = (name: string) =>
       Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: name });
     const landingOf = (table: { readonly bucket?: string }) =>
@@ -160,8 +167,9 @@ export class BronzeSink extends Construct {
         ? Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: bucket })
         : state.manifestBucket.bucketArn;
       allow(['s3:GetObject', 's3:PutObject'], [`${bucketArn}/${prefix === '' ? '' : `${prefix}/`}*`]);
-      allow(['s3:ListBucket'], [bucketArn]);
+      if (bronze.location) allow(['s3:ListBucket'], [bucketArn]);
     }
+    this.expireNoncurrentDeltaVersions(state, bronzeTables);
     // cleanSource: delete (and, for move, write the archive) only under the tables that ask for it.
     for (const table of bronzeTables) {
       const clean = table.bronze?.cleanSource;
@@ -197,6 +205,28 @@ export class BronzeSink extends Construct {
       id: 'AwsSolutions-SQS3',
       reason: "It is the dead-letter queue of the sink's EventBridge rule targets.",
     });
+  }
+
+  /**
+   * The manifest bucket is versioned (manifests are the protocol's record), so every object the sink
+   * overwrites or a user VACUUMs under a Delta table kept there (the default location) stays as a billed
+   * noncurrent version. Databricks recommends against versioning Delta buckets, or else a lifecycle rule
+   * keeping versions 7 days or less (https://docs.databricks.com/aws/delta/s3-limitations); Delta readers
+   * never read a noncurrent version (time travel is the log's). Only on a bucket this stack creates: an
+   * imported one, or a `location` elsewhere, is its owner's to configure (docs/deploy.md).
+   */
+  private expireNoncurrentDeltaVersions(state: StatefulResources, tables: PipelineConfig['tables']): void {
+    if (!(state.manifestBucket instanceof Bucket)) return;
+    for (const table of tables) {
+      if (!table.bronze || table.bronze.location) continue;
+      const { prefix } = bronzeLocation(table.name, table.bronze, state.manifestBucket.bucketName);
+      state.manifestBucket.addLifecycleRule({
+        id: `bronze-${table.name}-noncurrent`,
+        prefix: `${prefix}/`,
+        noncurrentVersionExpiration: Duration.days(7),
+        expiredObjectDeleteMarker: true,
+      });
+    }
   }
 
   /** One of the sink's metrics (namespace `Inlet`, `service = inlet-sink`, docs/bronze.md "Metrics"). */

@@ -105,6 +105,30 @@ describe('bronze sink infra', () => {
     t.resourceCountIs('AWS::Scheduler::ScheduleGroup', 0);
   });
 
+  it("expires noncurrent versions of the Delta tables kept in the versioned manifest bucket after 7 days", () => {
+    // Databricks: no bucket versioning for Delta data, or a lifecycle rule keeping versions 7 days or less
+    // (https://docs.databricks.com/aws/delta/s3-limitations). A rewritten _last_checkpoint, a replayed data
+    // file or a VACUUMed one would otherwise stay billed forever.
+    const t = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json' } },
+      { name: 'clicks', prefix: 'clicks/', bronze: { format: 'csv', location: 's3://lake/clicks' } },
+      { name: 'plain', prefix: 'plain/' },
+    ]);
+    const rules = Object.values(t.findResources('AWS::S3::Bucket')).flatMap(
+      (b) => (b.Properties.LifecycleConfiguration?.Rules ?? []) as Record<string, unknown>[],
+    );
+    const bronze = rules.filter((r) => String(r.Prefix).includes('_bronze'));
+    expect(bronze).toEqual([
+      {
+        Id: 'bronze-orders-noncurrent',
+        Prefix: 'orders/_bronze/',
+        NoncurrentVersionExpiration: { NoncurrentDays: 7 },
+        ExpiredObjectDeleteMarker: true,
+        Status: 'Enabled',
+      },
+    ]);
+  });
+
   it('rejects an invalid bronze config at synth, listing every problem', () => {
     expect(() =>
       template([{ name: 'orders', bronze: { format: 'xml' as 'json', evolution: 'maybe' as 'none' } }]),

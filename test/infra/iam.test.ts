@@ -210,6 +210,23 @@ describe('IAM', () => {
     );
   });
 
+  it('lets the bronze sink list the manifest bucket even when every bronze table has its own location', () => {
+    // Without ListBucket a GET of the next manifest, not yet written, answers 403 instead of 404 (GetObject,
+    // Permissions): every catch-up would fail at its end and never clean (F6 of the second AWS review).
+    const sinkLists = (tables: InletStackProps['tables']) =>
+      allows(synth({ tables }))
+        .filter((g) => /^InletBronze.*ServiceRoleDefaultPolicy/.test(g.id) && g.action === 's3:ListBucket')
+        .map((g) => g.resource)
+        .sort();
+    expect(
+      sinkLists([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json', location: 's3://lake/o' } }]),
+    ).toEqual(['Landing', 'Manifests', 'arn:<AWS::Partition>:s3:::lake'].sort());
+    expect(sinkLists([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }])).toEqual([
+      'Landing',
+      'Manifests',
+    ]);
+  });
+
   it('gives the bronze sink delete (and archive writes) only under the tables with cleanSource', () => {
     const grants = allows(
       synth({
