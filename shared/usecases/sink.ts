@@ -1,8 +1,10 @@
 import { type BronzeConfig, bronzeLocation } from '../bronze/config.ts';
 import type {
   DeltaStore,
+  FileClaims,
   LandingCleaner,
   ManifestHeads,
+  ReadIdentity,
   SinkCursor,
   SinkCursorStore,
   SourceObjects,
@@ -26,6 +28,8 @@ export interface SinkDeps {
   readonly cursors: SinkCursorStore;
   /** Needed only by tables with `cleanSource`. */
   readonly cleaner?: LandingCleaner;
+  /** Needed only by a cleanSource table whose files another table routes too. */
+  readonly claims?: FileClaims;
   readonly manifestBucket: string;
   /** For the lag of a run that stopped short; without it only a caught-up run reports its lag (0). */
   readonly heads?: ManifestHeads;
@@ -47,6 +51,10 @@ export interface SinkOutcome {
   readonly added: Added;
   /** Landing files cleanSource deleted or moved. */
   readonly cleanedFiles: number;
+  /** Landing files cleanSource left in place for good (another write at the key than the table read). */
+  readonly cleanLeft?: number;
+  /** cleanSource stopped on an error this run (logged; retried by the next run). */
+  readonly cleanFailed?: boolean;
   /** Committed manifest versions not in the Delta table when the call returned; undefined if unknown. */
   readonly behind: number | undefined;
 }
@@ -94,6 +102,8 @@ export class SinkTable {
         added,
         cleaned: clean.versions,
         cleanedFiles: clean.files,
+        cleanLeft: clean.left,
+        cleanFailed: clean.failed,
         // The tail ended at the first absent manifest: nothing committed was left behind.
         behind: 0,
       };
@@ -121,7 +131,7 @@ export class SinkTable {
       if (deps.now() >= deadline) return { kind: 'stopped', cursor };
       const result = await writeVersion(
         { sources: deps.sources, delta },
-        { table, location, config, manifest, schema: cursor.schema },
+        { table, location, config, manifest, schema: cursor.schema, identity: this.identityOf(table) },
       );
       // Before the cursor moves: a crash here replays the version, which finds its commit and writes this again.
       if (checkpointDue(result.deltaVersion, config.checkpointInterval)) {
@@ -151,6 +161,11 @@ export class SinkTable {
     return { kind: 'caughtUp', cursor };
   }
 
+  /** Which write of a landing key the table reads (docs/bronze.md, "Which write the sink reads"). */
+  private identityOf(table: string): ReadIdentity {
+    return this.deps.config.tables.find((t) => t.name === table)?.allowOverwrites ? 'write' : 'path';
+  }
+
   /** Versions committed but not yet in the Delta table (manifest version = Delta version + 1). */
   private async behind(table: string, cursor: SinkCursor): Promise<number | undefined> {
     if (!this.deps.heads) return undefined;
@@ -166,14 +181,17 @@ export class SinkTable {
     cursor: SinkCursor,
     deadline: number,
   ): Promise<CleanResult> {
-    if (!config.cleanSource) return { versions: [], files: 0 };
+    if (!config.cleanSource) return { versions: [], files: 0, left: 0, failed: false };
     const { cleaner } = this.deps;
     if (!cleaner)
       throw new InletError(`table ${table} has cleanSource but the sink has no cleaner`, {
         retryable: false,
       });
+    const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
+    const delta = this.deps.deltaAt(bucket, prefix);
     return cleanSource(
-      { ...this.deps, cleaner },
+      // What the sink read of a version is in its commit: manifest version v is Delta version v-1.
+      { ...this.deps, cleaner, commitOf: (version) => delta.getCommit(version - 1) },
       table,
       config.cleanSource,
       cursor.deltaVersion + 1,

@@ -105,7 +105,7 @@ describe('bronze sink infra', () => {
     t.resourceCountIs('AWS::Scheduler::ScheduleGroup', 0);
   });
 
-  it("expires noncurrent versions of the Delta tables kept in the versioned manifest bucket after 7 days", () => {
+  it('expires noncurrent versions of the Delta tables kept in the versioned manifest bucket after 7 days', () => {
     // Databricks: no bucket versioning for Delta data, or a lifecycle rule keeping versions 7 days or less
     // (https://docs.databricks.com/aws/delta/s3-limitations). A rewritten _last_checkpoint, a replayed data
     // file or a VACUUMed one would otherwise stay billed forever.

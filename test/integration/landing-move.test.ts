@@ -77,15 +77,21 @@ describe('cleanSource move in parts on the emulator', () => {
     const body = randomBytes(11 * MiB);
     const ref = await landingFile(key, body);
     const cleaner = new S3LandingCleaner(clients.s3, small);
-    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('moved');
-    const moved = await read(archive, `old/${key}`);
+    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old', perWrite: false })).toEqual({
+      kind: 'removed',
+    });
+    const moved = await read(archive, `old/${landing}/${key}`);
     expect(moved?.bytes.equals(body)).toBe(true);
     expect(moved?.type).toBe('application/x-ndjson');
     // A multipart object's ETag ends in -<parts>: the copy really went in parts.
-    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: archive, Key: `old/${key}` }));
+    const head = await clients.s3.send(
+      new HeadObjectCommand({ Bucket: archive, Key: `old/${landing}/${key}` }),
+    );
     expect(head.ETag).toMatch(/-3"$/);
     expect(await read(landing, key)).toBeUndefined();
-    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('gone');
+    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old', perWrite: false })).toEqual({
+      kind: 'gone',
+    });
   });
 
   it("keeps the source's tags, keys and values with space, +, =, / and unicode (the characters S3 allows in tags)", async () => {
@@ -97,12 +103,20 @@ describe('cleanSource move in parts on the emulator', () => {
       .join('&');
     const ref = await landingFile(key, body, { tagging });
     expect(await tagsOf(landing, key)).toEqual(tags);
-    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
-      'moved',
+    expect(
+      await new S3LandingCleaner(clients.s3, small).move(ref, {
+        bucket: archive,
+        prefix: 'old',
+        perWrite: false,
+      }),
+    ).toEqual({
+      kind: 'removed',
+    });
+    const head = await clients.s3.send(
+      new HeadObjectCommand({ Bucket: archive, Key: `old/${landing}/${key}` }),
     );
-    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: archive, Key: `old/${key}` }));
     expect(head.ETag).toMatch(/-3"$/);
-    expect(await tagsOf(archive, `old/${key}`)).toEqual(tags);
+    expect(await tagsOf(archive, `old/${landing}/${key}`)).toEqual(tags);
   });
 
   it('takes the tags of the version the manifest names, not of a newer one', async () => {
@@ -117,11 +131,17 @@ describe('cleanSource move in parts on the emulator', () => {
     expect(ref.versionId).toBeTruthy();
     // Rewritten since its event, with other tags: the move must still archive the manifest's version.
     await landingFile(key, Buffer.from('newer'), { bucket: versioned, tagging: 'stage=rewritten' });
-    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'v' })).toBe(
-      'moved',
-    );
-    expect((await read(archive, `v/${key}`))?.bytes.equals(body)).toBe(true);
-    expect(await tagsOf(archive, `v/${key}`)).toEqual({ stage: 'raw' });
+    expect(
+      await new S3LandingCleaner(clients.s3, small).move(ref, {
+        bucket: archive,
+        prefix: 'v',
+        perWrite: false,
+      }),
+    ).toEqual({
+      kind: 'removed',
+    });
+    expect((await read(archive, `v/${versioned}/${key}`))?.bytes.equals(body)).toBe(true);
+    expect(await tagsOf(archive, `v/${versioned}/${key}`)).toEqual({ stage: 'raw' });
   });
 
   it('a failed part aborts the upload and keeps the source; the replay moves it', async () => {
@@ -140,15 +160,22 @@ describe('cleanSource move in parts on the emulator', () => {
       new S3LandingCleaner(failing, { ...small, concurrency: 1 }).move(ref, {
         bucket: archive,
         prefix: 'old',
+        perWrite: false,
       }),
     ).rejects.toThrow('injected');
-    expect(await uploadsTo(`old/${key}`)).toEqual([]);
-    expect(await read(archive, `old/${key}`)).toBeUndefined();
+    expect(await uploadsTo(`old/${landing}/${key}`)).toEqual([]);
+    expect(await read(archive, `old/${landing}/${key}`)).toBeUndefined();
     expect((await read(landing, key))?.bytes.equals(body)).toBe(true);
-    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
-      'moved',
-    );
-    expect((await read(archive, `old/${key}`))?.bytes.equals(body)).toBe(true);
+    expect(
+      await new S3LandingCleaner(clients.s3, small).move(ref, {
+        bucket: archive,
+        prefix: 'old',
+        perWrite: false,
+      }),
+    ).toEqual({
+      kind: 'removed',
+    });
+    expect((await read(archive, `old/${landing}/${key}`))?.bytes.equals(body)).toBe(true);
     expect(await read(landing, key)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LandingCleaner } from '../../shared/bronze/ports.ts';
+import { archiveKey } from '../../shared/bronze/archive-key.ts';
+import type { ArchiveTarget, CleanOutcome, LandingCleaner } from '../../shared/bronze/ports.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import type { ConfigError } from '../../shared/errors.ts';
 import { silentLog } from '../../shared/log.ts';
@@ -21,18 +22,28 @@ class MemoryCleaner implements LandingCleaner {
   private tick() {
     if (this.calls.length >= this.failAfter) throw new Error('crash in cleanSource');
   }
-  async remove(ref: ObjectRef) {
+  /** The manifest's write, as S3LandingCleaner names it: a delete conditional on its ETag. */
+  private named(ref: ObjectRef): CleanOutcome | undefined {
+    if (!this.landing.objects.has(ref.key)) return { kind: 'gone' };
+    if (this.landing.objects.eTags.get(ref.key) !== ref.eTag) return { kind: 'left', reason: '412' };
+    return undefined;
+  }
+  async remove(ref: ObjectRef): Promise<CleanOutcome> {
     this.tick();
     this.calls.push(`delete ${ref.key}`);
+    const not = this.named(ref);
+    if (not) return not;
     this.landing.objects.delete(ref.key);
+    return { kind: 'removed' };
   }
-  async move(ref: ObjectRef, to: { bucket: string; prefix: string }) {
+  async move(ref: ObjectRef, to: ArchiveTarget): Promise<CleanOutcome> {
     this.tick();
     this.calls.push(`move ${ref.key}`);
-    if (!this.landing.objects.has(ref.key)) return 'gone' as const;
-    this.archive.push(`s3://${to.bucket}/${to.prefix}/${ref.key}`);
+    const not = this.named(ref);
+    if (not) return not;
+    this.archive.push(`s3://${to.bucket}/${archiveKey(ref, to)}`);
     this.landing.objects.delete(ref.key);
-    return 'moved' as const;
+    return { kind: 'removed' };
   }
 }
 
@@ -41,6 +52,7 @@ function setup(cleanSource: Record<string, unknown>) {
   const sources = new MemorySources();
   const cursors = new MemoryCursors();
   const cleaner = new MemoryCleaner(sources);
+  const delta = new MemoryDelta();
   let now = after(0);
   const sink = new SinkTable({
     config: parsePipelineConfig({
@@ -48,7 +60,7 @@ function setup(cleanSource: Record<string, unknown>) {
     }),
     store: { getManifest: async (_table, version) => manifests.get(version) },
     sources,
-    deltaAt: () => new MemoryDelta(),
+    deltaAt: () => delta,
     cursors,
     cleaner,
     manifestBucket: 'mb',
@@ -119,8 +131,9 @@ describe('cleanSource', () => {
     t.commit(1);
     t.at(1);
     t.cleaner.failAfter = 0;
-    // The sink itself works (version 0 is written), cleaning crashes; then version 2 arrives.
-    await expect(t.catchUp()).rejects.toThrow('crash in cleanSource');
+    // The sink itself works (version 0 is written), cleaning fails (isolated: the run still succeeds and
+    // says so); then version 2 arrives.
+    expect(await t.catchUp()).toMatchObject({ written: [0], caughtUp: true, cleaned: [], cleanFailed: true });
     t.cleaner.failAfter = Number.POSITIVE_INFINITY;
     t.commit(2);
     expect((await t.catchUp()).cleaned).toEqual([1, 2]);
@@ -132,12 +145,15 @@ describe('cleanSource', () => {
     t.commit(1);
     t.at(1);
     t.cleaner.failAfter = 1;
-    await expect(t.catchUp()).rejects.toThrow('crash in cleanSource');
+    expect(await t.catchUp()).toMatchObject({ cleaned: [], cleanFailed: true });
     expect(await t.cursors.getCleaned('t')).toBe(0);
     t.cleaner.failAfter = Number.POSITIVE_INFINITY;
     expect((await t.catchUp()).cleaned).toEqual([1]);
     expect(t.cleaner.calls).toEqual(['move in/1a.json', 'move in/1a.json', 'move in/1b.json']);
-    expect(t.cleaner.archive).toEqual(['s3://archive/old/in/1a.json', 's3://archive/old/in/1b.json']);
+    expect(t.cleaner.archive).toEqual([
+      's3://archive/old/landing/in/1a.json',
+      's3://archive/old/landing/in/1b.json',
+    ]);
     expect(t.sources.objects.size).toBe(0);
   });
 });

@@ -31,9 +31,11 @@ class CountingCursors extends MemoryCursors {
 
 /** Moves every file. */
 class Cleaner implements LandingCleaner {
-  async remove(_ref: ObjectRef) {}
+  async remove(_ref: ObjectRef) {
+    return { kind: 'removed' as const };
+  }
   async move(_ref: ObjectRef) {
-    return 'moved' as const;
+    return { kind: 'removed' as const };
   }
 }
 
