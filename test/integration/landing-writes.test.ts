@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { destroyClients } from '../../shared/aws/clients.ts';
+import { DynamoDbFileClaims } from '../../shared/bronze/dynamodb-file-claims.ts';
 import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
 import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
@@ -26,7 +27,9 @@ const clientSets: ReturnType<typeof testClients>[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
 const DAY = 24 * 60 * 60 * 1000;
 
-async function setup(table: Partial<PipelineConfigInput['tables'][number]>) {
+type TableInput = PipelineConfigInput['tables'][number];
+
+async function setup(table: Partial<TableInput>, others: TableInput[] = []) {
   const clients = testClients();
   clientSets.push(clients);
   const config = {
@@ -34,9 +37,10 @@ async function setup(table: Partial<PipelineConfigInput['tables'][number]>) {
       {
         name: 'events',
         prefix: 'events/',
-        ...table,
         bronze: { format: 'jsonl' as const, cleanSource: { action: 'delete' as const, retentionDays: 8 } },
+        ...table,
       },
+      ...others,
     ],
   };
   const h = await PipelineHarness.create(clients, { config, countRequests: false });
@@ -52,6 +56,7 @@ async function setup(table: Partial<PipelineConfigInput['tables'][number]>) {
     deltaAt: (bucket, prefix) => new S3DeltaStore(clients.s3, bucket, prefix),
     cursors,
     cleaner: new S3LandingCleaner(clients.s3),
+    claims: new DynamoDbFileClaims({ client: clients.dynamodb, tableName: h.resources.ledgerTable }),
     manifestBucket: h.resources.manifestBucket,
     log: silentLog,
     now: () => now,
@@ -69,7 +74,7 @@ async function setup(table: Partial<PipelineConfigInput['tables'][number]>) {
     sink,
     body,
     commit,
-    catchUp: () => sink.catchUp('events', Number.POSITIVE_INFINITY),
+    catchUp: (table = 'events') => sink.catchUp(table, Number.POSITIVE_INFINITY),
     days: (n: number) => {
       now += n * DAY;
     },
@@ -117,6 +122,32 @@ describe('the write the manifest names, on the emulator', () => {
     // Past retention: version 1's file was not read, so nothing of it is removed; version 2's write is.
     t.days(9);
     expect(await t.catchUp()).toMatchObject({ cleaned: [1, 2], cleanedFiles: 1 });
+    expect(await t.body('events/k.json')).toBeUndefined();
+  });
+});
+
+describe('cleanSource with two tables over one prefix, on the emulator', () => {
+  it("waits until the other table's Delta table holds a file before removing it: that table never misses it", async () => {
+    const t = await setup(
+      { bronze: { format: 'jsonl', cleanSource: { action: 'delete', retentionDays: 8 } } },
+      [{ name: 'audit', prefix: 'events/', bronze: { format: 'jsonl' } }],
+    );
+    await t.h.put('events/k.json', '{"v":1}\n');
+    await t.h.runUntilQuiet();
+    t.days(9);
+    // `audit` claimed and committed the file but its sink has not run: `events` may not remove it yet.
+    expect(await t.catchUp()).toMatchObject({ written: [0], cleaned: [], cleanedFiles: 0 });
+    expect(await t.body('events/k.json')).toBe('{"v":1}\n');
+    expect(await t.catchUp('audit')).toMatchObject({ written: [0] });
+    const audit = await new S3DeltaStore(
+      t.h.clients.s3,
+      t.h.resources.manifestBucket,
+      'audit/_bronze',
+    ).getCommit(0);
+    expect(rowsOf(audit)).toBe(1);
+    expect(audit).toContain('"missingSources":[]');
+    // Now both tables hold it.
+    expect(await t.catchUp()).toMatchObject({ cleaned: [1], cleanedFiles: 1 });
     expect(await t.body('events/k.json')).toBeUndefined();
   });
 });
