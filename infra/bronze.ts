@@ -21,11 +21,12 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
 import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
-import type { PipelineConfig } from '../shared/config.ts';
+import type { PipelineConfig, TableConfig } from '../shared/config.ts';
 import { tableKey } from '../shared/ledger/keys.ts';
 import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
 import { projectRoot } from '../shared/project-root.ts';
 import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
+import { mayShareKeys, routedKeys } from '../shared/table-overlap.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
@@ -137,6 +138,17 @@ export class BronzeSink extends Construct {
     allow(['dynamodb:GetItem'], [state.ledger.tableArn], {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [tableKey('*').pk] },
     });
+    // cleanSource removes a file only once every other table routing it holds it: their claims and batches,
+    // read, of exactly those tables.
+    const sharing = [
+      ...new Set(bronzeTables.flatMap((t) => (t.bronze?.cleanSource ? tablesSharing(t, config) : []))),
+    ];
+    if (sharing.length > 0)
+      allow(['dynamodb:GetItem'], [state.ledger.tableArn], {
+        'ForAllValues:StringLike': {
+          'dynamodb:LeadingKeys': sharing.flatMap((name) => [`FILE#${name}#*`, `BATCH#${name}#*`]),
+        },
+      });
     allow(
       ['s3:GetObject'],
       bronzeTables.map((t) => state.manifestBucket.arnForObjects(`${t.name}/_manifests/*`)),
@@ -301,6 +313,19 @@ export class BronzeSink extends Construct {
       });
     }
   }
+}
+
+/** The other live tables that can route `table`'s files (shared/table-overlap.ts, as the config checks). */
+function tablesSharing(table: TableConfig, config: PipelineConfig): string[] {
+  const pattern = (t: TableConfig) => ({
+    bucket: t.bucket,
+    prefix: t.prefix,
+    suffix: t.suffix,
+    glob: t.glob,
+  });
+  return config.tables
+    .filter((other) => other !== table && other.live && mayShareKeys(pattern(table), pattern(other)))
+    .map((other) => other.name);
 }
 
 /** A resolved ARN as cdk-nag names it in a finding id: `<Logical.Arn>/x`, `arn:<AWS::Partition>:...`. */

@@ -12,6 +12,16 @@ export interface KeyPattern {
   readonly glob?: string;
 }
 
+/** The keys a table routes, as a pattern (its own `bucket`, prefix, suffix and glob). */
+export function routedKeys(table: {
+  readonly bucket?: string;
+  readonly prefix: string;
+  readonly suffix?: string;
+  readonly glob?: string;
+}): KeyPattern {
+  return { bucket: table.bucket, prefix: table.prefix, suffix: table.suffix, glob: table.glob };
+}
+
 /** The literal start of a picomatch glob, before its first special character. */
 export function globLiteralPrefix(glob: string): string {
   const special = glob.search(/[*?[\]{}()!+@\\]/);

@@ -10,7 +10,7 @@
  * functions at start-up never refuse what synth accepted.
  */
 import type { TableConfig } from '../config.ts';
-import { type KeyPattern, mayShareKeys } from '../table-overlap.ts';
+import { type KeyPattern, mayShareKeys, routedKeys } from '../table-overlap.ts';
 import { archivePrefix } from './archive-key.ts';
 import { bronzeLocation, type CleanSourceConfig, parseS3Url } from './config.ts';
 
@@ -25,13 +25,6 @@ export const MIN_DELETE_RETENTION_DAYS = 8;
 
 /** The key endings of everything the sink writes under a Delta table's root. */
 const DELTA_KEY_ENDINGS = ['.json', '.parquet', '_last_checkpoint'];
-
-const patternOf = (t: TableConfig): KeyPattern => ({
-  bucket: t.bucket,
-  prefix: t.prefix,
-  suffix: t.suffix,
-  glob: t.glob,
-});
 
 /** Whether table `t` is sent events of `bucket`'s objects. */
 function reads(t: TableConfig, bucket: string, known: KnownBuckets): boolean {
@@ -63,7 +56,7 @@ function cleanSourceProblems(
   // Every table that routes a file must hold it before it is removed: the sink checks that for live
   // bronze tables (their claim, their Delta table); no one can for anything else.
   for (const other of tables) {
-    if (other === table || !mayShareKeys(patternOf(table), patternOf(other))) continue;
+    if (other === table || !mayShareKeys(routedKeys(table), routedKeys(other))) continue;
     if (!other.bronze)
       problems.push(
         `${at}: table '${other.name}' routes the same keys and has no bronze table: its manifests would name files cleanSource removed, and nothing says when its consumers are done with them. Give it a prefix of its own, or a bronze table (each file is then removed only once that table's Delta table holds it)`,
@@ -83,7 +76,7 @@ function cleanSourceProblems(
       suffix: table.suffix,
     };
     for (const other of tables) {
-      if (reads(other, to.bucket, known) && mayShareKeys(moved, patternOf(other)))
+      if (reads(other, to.bucket, known) && mayShareKeys(moved, routedKeys(other)))
         problems.push(
           `${at}.moveTo: ${clean.moveTo} puts files under s3://${to.bucket}/${moved.prefix}, where table '${other.name}' reads landing files: the moved files would be ingested again; move them where no table reads`,
         );
@@ -117,7 +110,7 @@ function locationProblems(tables: readonly TableConfig[], known: KnownBuckets): 
     for (const t of tables) {
       if (!reads(t, a.bucket, known)) continue;
       const delta: KeyPattern = { bucket: a.bucket, prefix: a.root };
-      if (!mayShareKeys(delta, { ...patternOf(t), suffix: undefined })) continue;
+      if (!mayShareKeys(delta, { ...routedKeys(t), suffix: undefined })) continue;
       if (
         t.suffix &&
         !DELTA_KEY_ENDINGS.some(

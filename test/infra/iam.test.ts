@@ -271,6 +271,39 @@ describe('IAM', () => {
     ).toEqual([]);
   });
 
+  it("lets a cleanSource table's sink read another table's claims, only of the tables that route its files", () => {
+    const ledgerGrants = (tables: InletStackProps['tables']) =>
+      Object.values(synth({ tables }))
+        .filter((r) => r.Type === 'AWS::IAM::Policy' && /BronzeSinkQueue/.test(JSON.stringify(r)))
+        .flatMap(
+          (r) =>
+            (r.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
+              .Statement,
+        )
+        .filter((s) => [s.Action].flat().some((a) => String(a).startsWith('dynamodb:')))
+        .map((s) => `${[s.Action].flat().join(',')} ${JSON.stringify(s.Condition)}`)
+        .sort();
+    const clean = { action: 'move', moveTo: 's3://archive/old', retentionDays: 0 } as const;
+    // Each file of `orders` is removed only once `audit` holds it: its FILE and BATCH items, read-only.
+    expect(
+      ledgerGrants([
+        { name: 'orders', prefix: 'orders/', bronze: { format: 'json', cleanSource: clean } },
+        { name: 'audit', prefix: 'orders/', bronze: { format: 'json' } },
+        { name: 'clicks', prefix: 'clicks/', bronze: { format: 'json' } },
+      ]),
+    ).toEqual([
+      'dynamodb:GetItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["FILE#audit#*","BATCH#audit#*"]}}',
+      'dynamodb:GetItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TABLE#*"]}}',
+      'dynamodb:GetItem,dynamodb:PutItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SINK#*"]}}',
+    ]);
+    expect(
+      ledgerGrants([
+        { name: 'orders', prefix: 'orders/', bronze: { format: 'json', cleanSource: clean } },
+        { name: 'clicks', prefix: 'clicks/', bronze: { format: 'json' } },
+      ]).some((g) => g.includes('FILE#')),
+    ).toBe(false);
+  });
+
   it("lets the nudge schedules only send to the sink queue, and the sink only read tables' heads", () => {
     const resources = synth({ tables: [{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }] });
     const grants = allows(resources);
