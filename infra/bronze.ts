@@ -317,14 +317,8 @@ export class BronzeSink extends Construct {
 
 /** The other live tables that can route `table`'s files (shared/table-overlap.ts, as the config checks). */
 function tablesSharing(table: TableConfig, config: PipelineConfig): string[] {
-  const pattern = (t: TableConfig) => ({
-    bucket: t.bucket,
-    prefix: t.prefix,
-    suffix: t.suffix,
-    glob: t.glob,
-  });
   return config.tables
-    .filter((other) => other !== table && other.live && mayShareKeys(pattern(table), pattern(other)))
+    .filter((other) => other !== table && other.live && mayShareKeys(routedKeys(table), routedKeys(other)))
     .map((other) => other.name);
 }
 
