@@ -258,7 +258,12 @@ export class BronzeSink extends Construct {
     return [
       new GraphWidget({
         title: 'Bronze sink: versions, files',
-        left: [m(METRIC.sinkVersions), m(METRIC.sinkDataFiles), m(METRIC.sinkFilesCleaned)],
+        left: [
+          m(METRIC.sinkVersions),
+          m(METRIC.sinkDataFiles),
+          m(METRIC.sinkFilesCleaned),
+          m(METRIC.sinkFilesLeft),
+        ],
         right: [m(METRIC.sinkDataBytes)],
         width: 8,
       }),

@@ -151,7 +151,7 @@ export class Monitoring extends Construct {
               batcher(METRIC.fenced),
               sweeper(METRIC.stalePending),
               sweeper(METRIC.staleBatches),
-              ...(sink ? [sink.metric(METRIC.sinkErrors)] : []),
+              ...(sink ? [sink.metric(METRIC.sinkErrors), sink.metric(METRIC.sinkCleanErrors)] : []),
             ],
             width: 24,
           }),
@@ -318,6 +318,16 @@ export class Monitoring extends Construct {
       Math.max(maxMessageAge.toSeconds(), sink.retryAfter.toSeconds() + sink.timeout.toSeconds()),
       "A bronze table's sink messages wait past a failed run's retry: its FIFO group keeps failing or the sink is not consuming (see SinkErrors and the sink logs).",
       5,
+    );
+    // A clean that fails is retried by the next run (each commit, and the nudge schedule every 15 minutes by
+    // default): failing in every quarter hour for an hour is a setting to fix (a denied delete, Object Lock,
+    // KMS, a missing moveTo bucket), not a passing error. The files stay; nothing else is affected.
+    this.alarm(
+      'SinkCleanFailing',
+      sink.metric(METRIC.sinkCleanErrors, 'Sum', Duration.minutes(15)),
+      1,
+      "cleanSource has failed in every quarter hour for an hour (SinkCleanErrors): landing files are not being deleted or moved. The sink's log says why ('cleanSource failed'): a denied delete, Object Lock, a KMS key, a missing moveTo bucket.",
+      4,
     );
     // A run only reports versions behind when it used its whole time budget and stopped short (a run that
     // catches up reports 0). Some run stopping short in each quarter hour for an hour means the sink has been

@@ -210,6 +210,19 @@ describe('the sink beside the other functions in monitoring', () => {
     });
   });
 
+  it('alarms when cleanSource fails in every quarter hour for an hour', () => {
+    const clean = alarms.filter((a) => a.MetricName === 'SinkCleanErrors');
+    expect(clean).toHaveLength(1);
+    expect(clean[0]).toMatchObject({
+      Namespace: 'Inlet',
+      Statistic: 'Sum',
+      Period: 900,
+      EvaluationPeriods: 4,
+      DatapointsToAlarm: 4,
+      Threshold: 1,
+    });
+  });
+
   it("sends every alarm, the sink's too, to the alarm topic", () => {
     expect(alarms.length).toBeGreaterThan(16);
     for (const alarm of alarms)
@@ -226,6 +239,8 @@ describe('the sink beside the other functions in monitoring', () => {
       'SinkDataFilesWritten',
       'SinkDataBytesWritten',
       'SinkSourceFilesCleaned',
+      'SinkSourceFilesLeft',
+      'SinkCleanErrors',
       'SinkVersionsBehind',
       'SinkErrors',
     ])
