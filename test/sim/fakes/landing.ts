@@ -32,26 +32,24 @@ interface Ctx {
 
 const status = (error: unknown) => (error as SdkError).$metadata?.httpStatusCode;
 
-/** A write removed by cleanSource: which key, which bytes, by which table. The checks read these. */
+/** A write removed by cleanSource: which key, which bytes, where it was archived. The checks read these. */
 export interface Removal {
   readonly key: string;
   readonly body: string;
-  readonly table: string;
   readonly archivedAt?: string;
 }
 
 export class SimLandingCleaner implements LandingCleaner {
   constructor(
-    private readonly ctx: Ctx & {
+    protected readonly ctx: Ctx & {
       readonly landing: S3Bucket;
       readonly archive: S3Bucket;
-      readonly table: string;
       readonly removals: Removal[];
     },
   ) {}
 
   /** The current body if it is the named write; 404 / 412 as S3 answers a conditional request. */
-  private named(ref: ObjectRef): string {
+  protected named(ref: ObjectRef): string {
     const body = this.ctx.landing.objects.get(ref.key);
     if (body === undefined) throw sdkError('NoSuchKey', 404);
     if (!sameETag(etagOf(body), ref.eTag)) throw sdkError('PreconditionFailed', 412);
@@ -73,7 +71,7 @@ export class SimLandingCleaner implements LandingCleaner {
     return this.call(`deleteObject landing/${ref.key} If-Match`, () => {
       const body = this.named(ref);
       this.ctx.landing.delete(ref.key);
-      this.ctx.removals.push({ key: ref.key, body, table: this.ctx.table });
+      this.ctx.removals.push({ key: ref.key, body });
     });
   }
 
@@ -86,7 +84,7 @@ export class SimLandingCleaner implements LandingCleaner {
     const removed = await this.call(`deleteObject landing/${ref.key} If-Match`, () => {
       const body = this.named(ref);
       this.ctx.landing.delete(ref.key);
-      this.ctx.removals.push({ key: ref.key, body, table: this.ctx.table, archivedAt: dest });
+      this.ctx.removals.push({ key: ref.key, body, archivedAt: dest });
     });
     return removed.kind === 'gone' ? { kind: 'removed' } : removed;
   }
