@@ -5,21 +5,38 @@
  * cleanSource with another table over the same files, an archive or a Delta table under a landing prefix.
  */
 export interface KeyPattern {
-  /** Undefined: any bucket (a table without `bucket` reads whichever bucket sends it events). */
+  /** Undefined: any bucket. */
   readonly bucket?: string;
   readonly prefix: string;
   readonly suffix?: string;
   readonly glob?: string;
 }
 
-/** The keys a table routes, as a pattern (its own `bucket`, prefix, suffix and glob). */
-export function routedKeys(table: {
-  readonly bucket?: string;
-  readonly prefix: string;
-  readonly suffix?: string;
-  readonly glob?: string;
-}): KeyPattern {
-  return { bucket: table.bucket, prefix: table.prefix, suffix: table.suffix, glob: table.glob };
+/**
+ * Stands for the landing bucket when its name is not known (a created bucket at synth, or the functions'
+ * configuration, which does not carry it): not a valid bucket name, so it equals no name a table gives.
+ */
+export const LANDING_BUCKET = '<landing bucket>';
+
+/**
+ * The keys a table routes, as a pattern: its own `bucket`, else the landing bucket (events come from the
+ * landing bucket: its notifications, or the EventBridge rule on its name), with its prefix, suffix and glob.
+ */
+export function routedKeys(
+  table: {
+    readonly bucket?: string;
+    readonly prefix: string;
+    readonly suffix?: string;
+    readonly glob?: string;
+  },
+  landingBucket: string = LANDING_BUCKET,
+): KeyPattern {
+  return {
+    bucket: table.bucket ?? landingBucket,
+    prefix: table.prefix,
+    suffix: table.suffix,
+    glob: table.glob,
+  };
 }
 
 /** The literal start of a picomatch glob, before its first special character. */

@@ -4,10 +4,10 @@
  * `field: message` lines.
  *
  * Bucket names matter here and are not always known: a created landing bucket's name is a CloudFormation
- * token at synth and absent from the functions' configuration. Where a check needs one it is given; where it
- * is not, a table without `bucket` is taken to read the landing bucket only, and the landing bucket to be
- * none of the names in the configuration (a name no one could write before the stack created it). So the
- * functions at start-up never refuse what synth accepted.
+ * token at synth and absent from the functions' configuration. A table without `bucket` reads the landing
+ * bucket (its events come from it); when its name is not given, the landing bucket is taken to be none of
+ * the names in the configuration (a name no one could write before the stack created it). So the functions
+ * at start-up never refuse what synth accepted.
  */
 import type { TableConfig } from '../config.ts';
 import { type KeyPattern, mayShareKeys, routedKeys } from '../table-overlap.ts';
@@ -25,11 +25,6 @@ export const MIN_DELETE_RETENTION_DAYS = 8;
 
 /** The key endings of everything the sink writes under a Delta table's root. */
 const DELTA_KEY_ENDINGS = ['.json', '.parquet', '_last_checkpoint'];
-
-/** Whether table `t` is sent events of `bucket`'s objects. */
-function reads(t: TableConfig, bucket: string, known: KnownBuckets): boolean {
-  return t.bucket !== undefined ? t.bucket === bucket : known.landingBucket === bucket;
-}
 
 export function bronzeProblems(tables: readonly TableConfig[], known: KnownBuckets = {}): string[] {
   const problems: string[] = [];
@@ -56,7 +51,8 @@ function cleanSourceProblems(
   // Every table that routes a file must hold it before it is removed: the sink checks that for live
   // bronze tables (their claim, their Delta table); no one can for anything else.
   for (const other of tables) {
-    if (other === table || !mayShareKeys(routedKeys(table), routedKeys(other))) continue;
+    const landing = known.landingBucket;
+    if (other === table || !mayShareKeys(routedKeys(table, landing), routedKeys(other, landing))) continue;
     if (!other.bronze)
       problems.push(
         `${at}: table '${other.name}' routes the same keys and has no bronze table: its manifests would name files cleanSource removed, and nothing says when its consumers are done with them. Give it a prefix of its own, or a bronze table (each file is then removed only once that table's Delta table holds it)`,
@@ -76,7 +72,8 @@ function cleanSourceProblems(
       suffix: table.suffix,
     };
     for (const other of tables) {
-      if (reads(other, to.bucket, known) && mayShareKeys(moved, routedKeys(other)))
+      // A table fed only by backfills (live: false) is sent no event for a moved file.
+      if (other.live && mayShareKeys(moved, routedKeys(other, known.landingBucket)))
         problems.push(
           `${at}.moveTo: ${clean.moveTo} puts files under s3://${to.bucket}/${moved.prefix}, where table '${other.name}' reads landing files: the moved files would be ingested again; move them where no table reads`,
         );
@@ -108,9 +105,8 @@ function locationProblems(tables: readonly TableConfig[], known: KnownBuckets): 
         );
     }
     for (const t of tables) {
-      if (!reads(t, a.bucket, known)) continue;
       const delta: KeyPattern = { bucket: a.bucket, prefix: a.root };
-      if (!mayShareKeys(delta, { ...routedKeys(t), suffix: undefined })) continue;
+      if (!mayShareKeys(delta, { ...routedKeys(t, known.landingBucket), suffix: undefined })) continue;
       if (
         t.suffix &&
         !DELTA_KEY_ENDINGS.some(

@@ -54,6 +54,25 @@ describe('cleanSource beside other tables (F3)', () => {
   });
 });
 
+describe('the reprocess of a cleanSource table (docs/operations.md)', () => {
+  it('accepts a live: false table over the archive, and one in another bucket a table without `bucket` never reads', () => {
+    const moving = orders({ action: 'move', moveTo: 's3://archive/orders', retentionDays: 0 });
+    expect(
+      problems([
+        moving,
+        {
+          name: 'orders_v2',
+          bucket: 'archive',
+          prefix: 'orders/landing/orders/',
+          live: false,
+          bronze: { format: 'json' },
+        },
+      ]),
+    ).toEqual([]);
+    expect(problems([orders(), { name: 'other', bucket: 'elsewhere', prefix: 'orders/' }])).toEqual([]);
+  });
+});
+
 describe('cleanSource retention (F22)', () => {
   it('takes more than 7 days for delete, as Auto Loader does, and any retention for move', () => {
     expect(problems([orders({ action: 'delete', retentionDays: 7 })]).join('\n')).toMatch(
