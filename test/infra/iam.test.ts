@@ -77,6 +77,20 @@ const REQUIRED_WILDCARDS: { id: RegExp; actions: RegExp; resource: RegExp }[] = 
   },
 ];
 
+/** The sink's DynamoDB statements, as `actions conditions`, sorted. */
+function sinkLedgerGrants(resources: ReturnType<typeof synth>): string[] {
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && /BronzeSinkQueue/.test(JSON.stringify(r)))
+    .flatMap(
+      (r) =>
+        (r.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
+          .Statement,
+    )
+    .filter((s) => [s.Action].flat().some((a) => String(a).startsWith('dynamodb:')))
+    .map((s) => `${[s.Action].flat().join(',')} ${JSON.stringify(s.Condition)}`)
+    .sort();
+}
+
 const VARIANTS: Record<string, Partial<InletStackProps>> = {
   default: {},
   'eventbridge, reconcile, destroy': {
@@ -272,17 +286,7 @@ describe('IAM', () => {
   });
 
   it("lets a cleanSource table's sink read another table's claims, only of the tables that route its files", () => {
-    const ledgerGrants = (tables: InletStackProps['tables']) =>
-      Object.values(synth({ tables }))
-        .filter((r) => r.Type === 'AWS::IAM::Policy' && /BronzeSinkQueue/.test(JSON.stringify(r)))
-        .flatMap(
-          (r) =>
-            (r.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
-              .Statement,
-        )
-        .filter((s) => [s.Action].flat().some((a) => String(a).startsWith('dynamodb:')))
-        .map((s) => `${[s.Action].flat().join(',')} ${JSON.stringify(s.Condition)}`)
-        .sort();
+    const ledgerGrants = (tables: InletStackProps['tables']) => sinkLedgerGrants(synth({ tables }));
     const clean = { action: 'move', moveTo: 's3://archive/old', retentionDays: 0 } as const;
     // Each file of `orders` is removed only once `audit` holds it: its FILE and BATCH items, read-only.
     expect(
@@ -318,16 +322,7 @@ describe('IAM', () => {
     );
     expect(JSON.stringify(role)).toContain('"aws:SourceAccount":{"Ref":"AWS::AccountId"}');
     // The ledger: its own cursor items read and written; the protocol's TABLE items read, nothing else.
-    const ledger = Object.values(resources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy' && /BronzeSinkQueue/.test(JSON.stringify(r)))
-      .flatMap(
-        (r) =>
-          (r.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
-            .Statement,
-      )
-      .filter((s) => [s.Action].flat().some((a) => String(a).startsWith('dynamodb:')))
-      .map((s) => `${[s.Action].flat().join(',')} ${JSON.stringify(s.Condition)}`);
-    expect(ledger.sort()).toEqual([
+    expect(sinkLedgerGrants(resources)).toEqual([
       'dynamodb:GetItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TABLE#*"]}}',
       'dynamodb:GetItem,dynamodb:PutItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SINK#*"]}}',
     ]);

@@ -23,6 +23,8 @@ const landing = uniqueName('move-landing');
 const archive = uniqueName('move-archive');
 // S3 (and moto at CompleteMultipartUpload) wants every part but the last to be at least 5 MiB.
 const small = { singleCopyMaxBytes: 5 * MiB, partBytes: 5 * MiB };
+/** moveTo `s3://<archive>/old`: archive keys are `old/<landing bucket>/<key>`. */
+const old = { bucket: archive, prefix: 'old', perWrite: false };
 
 beforeAll(async () => {
   for (const Bucket of [landing, archive]) await clients.s3.send(new CreateBucketCommand({ Bucket }));
@@ -77,7 +79,7 @@ describe('cleanSource move in parts on the emulator', () => {
     const body = randomBytes(11 * MiB);
     const ref = await landingFile(key, body);
     const cleaner = new S3LandingCleaner(clients.s3, small);
-    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old', perWrite: false })).toEqual({
+    expect(await cleaner.move(ref, old)).toEqual({
       kind: 'removed',
     });
     const moved = await read(archive, `old/${landing}/${key}`);
@@ -89,7 +91,7 @@ describe('cleanSource move in parts on the emulator', () => {
     );
     expect(head.ETag).toMatch(/-3"$/);
     expect(await read(landing, key)).toBeUndefined();
-    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old', perWrite: false })).toEqual({
+    expect(await cleaner.move(ref, old)).toEqual({
       kind: 'gone',
     });
   });
@@ -103,13 +105,7 @@ describe('cleanSource move in parts on the emulator', () => {
       .join('&');
     const ref = await landingFile(key, body, { tagging });
     expect(await tagsOf(landing, key)).toEqual(tags);
-    expect(
-      await new S3LandingCleaner(clients.s3, small).move(ref, {
-        bucket: archive,
-        prefix: 'old',
-        perWrite: false,
-      }),
-    ).toEqual({
+    expect(await new S3LandingCleaner(clients.s3, small).move(ref, old)).toEqual({
       kind: 'removed',
     });
     const head = await clients.s3.send(
@@ -156,23 +152,13 @@ describe('cleanSource move in parts on the emulator', () => {
         return clients.s3.send(command);
       },
     } as unknown as S3Client;
-    await expect(
-      new S3LandingCleaner(failing, { ...small, concurrency: 1 }).move(ref, {
-        bucket: archive,
-        prefix: 'old',
-        perWrite: false,
-      }),
-    ).rejects.toThrow('injected');
+    await expect(new S3LandingCleaner(failing, { ...small, concurrency: 1 }).move(ref, old)).rejects.toThrow(
+      'injected',
+    );
     expect(await uploadsTo(`old/${landing}/${key}`)).toEqual([]);
     expect(await read(archive, `old/${landing}/${key}`)).toBeUndefined();
     expect((await read(landing, key))?.bytes.equals(body)).toBe(true);
-    expect(
-      await new S3LandingCleaner(clients.s3, small).move(ref, {
-        bucket: archive,
-        prefix: 'old',
-        perWrite: false,
-      }),
-    ).toEqual({
+    expect(await new S3LandingCleaner(clients.s3, small).move(ref, old)).toEqual({
       kind: 'removed',
     });
     expect((await read(archive, `old/${landing}/${key}`))?.bytes.equals(body)).toBe(true);
