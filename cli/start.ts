@@ -45,17 +45,23 @@ const opts = program.opts<{
 const [
   { runDemo },
   { bringUpLocalStack },
-  { LocalRunner },
+  { LocalRunner, fileLog },
+  { StepFunctionsExecutor },
+  { ExecutionsApiError },
+  { InProcessInvoker },
   { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig },
   { bronzeSummary, committedFiles, committedTotals, liveLine, recentDays, withBronzeFields },
   { createClients },
   { DEFAULT_EMULATOR_REGION, emulatorTarget },
   { configFromEnv },
-  { OUTPUTS },
+  { OUTPUTS, SERVICE },
 ] = await Promise.all([
   import('../local/demo.ts'),
   import('../local/local-stack.ts'),
   import('../local/runner.ts'),
+  import('../local/step-functions/executor.ts'),
+  import('../local/step-functions/executions-api.ts'),
+  import('../local/lambda-invoker.ts'),
   import('../local/state.ts'),
   import('../local/summary.ts'),
   import('../shared/aws/clients.ts'),
@@ -97,12 +103,13 @@ say(
   `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,
 );
 
+const pipelineLog = join(stateDir, 'pipeline.log');
 const runner = new LocalRunner({
   clients,
   stack,
   endpoint: emulator.endpoint,
   region,
-  logFile: join(stateDir, 'pipeline.log'),
+  logFile: pipelineLog,
 });
 const baseline = {
   committed: await committedFiles(runner.store, stack.tables),
@@ -110,6 +117,31 @@ const baseline = {
   quarantined: (await runner.ledger.listQuarantine(recentDays(2))).length,
 };
 runner.start();
+// Step Functions, locally: every execution of the stack's state machines, whoever starts it (the AWS CLI,
+// an SDK, EventBridge, `inlet backfill start`), runs here; the emulator keeps its state.
+const executor = new StepFunctionsExecutor({
+  clients,
+  endpoint: emulator.endpoint,
+  region,
+  stackName: stack.stackName,
+  invoker: new InProcessInvoker({
+    clients,
+    stackName: stack.stackName,
+    endpoint: emulator.endpoint,
+    region,
+    log: fileLog(pipelineLog, SERVICE.backfill),
+    metrics: runner.metrics,
+  }),
+  log: fileLog(pipelineLog, 'local-step-functions'),
+});
+const executing = await executor.start().then(
+  () => true,
+  (error: unknown) => {
+    if (!(error instanceof ExecutionsApiError)) throw error;
+    say(`${error.message}: Step Functions executions started there are not run here`);
+    return false;
+  },
+);
 let plan: DemoPlan | undefined;
 if (opts.demo) {
   plan = await runDemo(clients, stack, opts.filesPerTable);
@@ -135,6 +167,12 @@ async function view(): Promise<void> {
 
 if (opts.availableNow) {
   await runner.untilQuiet(view);
+  // An execution running (a backfill enqueueing) is work pending too; what it enqueued is then ingested.
+  while (executing && executor.busy) {
+    await executor.idle();
+    await runner.untilQuiet(view);
+  }
+  if (executing) await executor.stop();
   await runner.stop();
   if (live) process.stderr.write('\n');
   const now = await committedFiles(runner.store, stack.tables);
@@ -171,6 +209,7 @@ const shutdown = async () => {
   clearInterval(timer);
   if (live) process.stderr.write('\n');
   say('stopping: finishing the invocations in flight');
+  if (executing) await executor.stop();
   await runner.stop();
   say(`stopped. The emulator keeps the data at ${emulator.endpoint}; npx inlet down stops it`);
   process.exit(0);

@@ -7,3 +7,8 @@ export const venvDir = join(projectRoot, '.venv');
 export const requirementsFile = join(projectRoot, 'emulator', 'requirements.txt');
 export const motoLauncher = join(projectRoot, 'local', 'moto_launcher.py');
 export const venvPython = join(venvDir, 'bin', 'python');
+
+/** `npm run test:engines` only: pyspark's pins, the Maven jars Spark reads Delta and S3 with, and their cache. */
+export const engineRequirementsFile = join(projectRoot, 'test', 'engines', 'requirements.txt');
+export const engineJarsFile = join(projectRoot, 'test', 'engines', 'jars.txt');
+export const enginesCacheDir = join(projectRoot, '.cache', 'engines');

@@ -38,7 +38,8 @@ export interface QueueDepths {
   readonly commitDlq: number;
 }
 
-function fileLog(path: string | undefined, service: string): Log {
+/** JSON lines of a service's logs (the handlers', local mode's own) in `path`, if given. */
+export function fileLog(path: string | undefined, service: string): Log {
   const write = (level: string) => (message: string, extra?: Record<string, unknown>) => {
     if (path)
       appendFileSync(

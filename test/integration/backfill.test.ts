@@ -15,19 +15,21 @@ import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ExecutionRecord, LocalBackfill } from '../../local/backfill-executor.ts';
+import { InProcessInvoker } from '../../local/lambda-invoker.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { projectRoot } from '../../local/paths.ts';
 import { LocalRunner } from '../../local/runner.ts';
+import { StepFunctionsExecutor } from '../../local/step-functions/executor.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
 import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
-import { OUTPUTS } from '../../shared/names.ts';
+import { OUTPUTS, RETRYABLE_ERRORS } from '../../shared/names.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
+import { type DescribedExecution, errorMessage, historyOf, startAndWait } from '../support/step-functions.ts';
 
 const target = testTarget();
 const clients = testClients();
@@ -36,8 +38,9 @@ const region = 'us-east-1';
 
 /**
  * The backfill state machine as CDK synthesizes it, deployed to the emulator through CloudFormation and
- * executed by the ASL interpreter with the real backfill handler, next to the real batcher and committer
- * (LocalRunner). Small steps (2 pages) and short executions (3 steps) so continue-as-new happens.
+ * started, followed and read through Step Functions' API, as any client would; local mode's executor runs
+ * each execution in the ASL interpreter with the real backfill handler, next to the real batcher and
+ * committer (LocalRunner). Small steps (2 pages) and short executions (3 steps) so continue-as-new happens.
  */
 describe.skipIf(target.kind !== 'emulator')(
   'backfill, reprocess and reconcile (Step Functions, executed)',
@@ -48,27 +51,47 @@ describe.skipIf(target.kind !== 'emulator')(
     let queueUrl: string;
     const metrics = new MemoryMetrics();
 
-    const backfill = (wrapDeps?: (deps: BackfillDeps) => BackfillDeps) =>
-      new LocalBackfill({
+    /** Local mode's executor, with faults injected into the backfill function's dependencies if asked. */
+    const executor = (wrapDeps?: (deps: BackfillDeps) => BackfillDeps) =>
+      new StepFunctionsExecutor({
         clients,
-        stateMachineArn: stack.outputs[OUTPUTS.backfillStateMachine] ?? '',
         endpoint,
         region,
+        stackName: stack.stackName,
+        invoker: new InProcessInvoker({
+          clients,
+          stackName: stack.stackName,
+          endpoint,
+          region,
+          metrics,
+          log: { debug() {}, info() {}, warn() {}, error() {} },
+          ...(wrapDeps ? { wrapDeps } : {}),
+        }),
+        pollMs: 100,
         retryIntervalMs: 20,
-        metrics,
-        log: { debug() {}, info() {}, warn() {}, error() {} },
-        ...(wrapDeps ? { wrapDeps } : {}),
       });
 
-    /** Runs a whole backfill (every continuation); the last execution's record. */
+    /**
+     * Runs a whole backfill (every continuation) as a client does: StartExecution, then DescribeExecution
+     * until the last continuation ends, while an executor runs it. The last execution, and the chain.
+     */
     async function run(
       input: Record<string, unknown>,
-      executor = backfill(),
-    ): Promise<{ chain: ExecutionRecord[]; last: ExecutionRecord }> {
-      const name = uniqueName('bf');
-      await executor.start(input, name);
-      const chain = await executor.waitForRun(name);
-      return { chain, last: chain.at(-1) as ExecutionRecord };
+      wrapDeps?: (deps: BackfillDeps) => BackfillDeps,
+    ): Promise<{ chain: DescribedExecution[]; last: DescribedExecution }> {
+      const running = executor(wrapDeps);
+      await running.start();
+      try {
+        const chain = await startAndWait(
+          clients.sfn,
+          stack.outputs[OUTPUTS.backfillStateMachine] ?? '',
+          uniqueName('bf'),
+          input,
+        );
+        return { chain, last: chain.at(-1) as DescribedExecution };
+      } finally {
+        await running.stop();
+      }
     }
 
     async function put(keys: readonly string[], body = 'x'): Promise<void> {
@@ -144,7 +167,7 @@ describe.skipIf(target.kind !== 'emulator')(
       });
     }
 
-    const output = (record: ExecutionRecord) => record.output as BackfillSummary;
+    const output = (execution: DescribedExecution) => execution.output as BackfillSummary;
 
     beforeAll(async () => {
       stack = await bringUpLocalStack(clients, {
@@ -238,7 +261,11 @@ describe.skipIf(target.kind !== 'emulator')(
       expect(last.status).toBe('SUCCEEDED');
       // Every partition took more steps than an execution gives it: the run continued as new executions.
       expect(chain.length).toBeGreaterThanOrEqual(3);
-      expect(chain.slice(0, -1).every((r) => r.status === 'SUCCEEDED' && r.continuedAs)).toBe(true);
+      // Each one's output names the next (continue-as-new), which the next describes as its own ARN.
+      chain.slice(0, -1).forEach((r, i) => {
+        expect(r.status).toBe('SUCCEEDED');
+        expect((r.output as { continuedAs?: string }).continuedAs).toBe(chain[i + 1]?.executionArn);
+      });
       const summary = output(last);
       expect(summary.complete).toBe(true);
       expect(summary.executions).toBe(chain.length);
@@ -349,31 +376,35 @@ describe.skipIf(target.kind !== 'emulator')(
       );
       await putWithoutEvents(keys);
       let lists = 0;
-      const throttled = () =>
-        backfill((deps) => ({
-          ...deps,
-          lister: {
-            commonPrefixes: (request) => deps.lister.commonPrefixes(request),
-            list: async (request) => {
-              lists += 1;
-              // S3 says SlowDown twice (after the SDK's own retries) on the first listing: the state machine's
-              // Retry takes over, with backoff, and the step runs again from its cursor.
-              if (lists === 1 || lists === 2) {
-                const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
-                  name: 'SlowDown',
-                  $metadata: { httpStatusCode: 503 },
-                });
-                throw new DefiniteFailureError('list failed: SlowDown', slowDown);
-              }
-              return deps.lister.list(request);
-            },
+      const throttled = (deps: BackfillDeps): BackfillDeps => ({
+        ...deps,
+        lister: {
+          commonPrefixes: (request) => deps.lister.commonPrefixes(request),
+          list: async (request) => {
+            lists += 1;
+            // S3 says SlowDown twice (after the SDK's own retries) on the first listing: the state machine's
+            // Retry takes over, with backoff, and the step runs again from its cursor.
+            if (lists === 1 || lists === 2) {
+              const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
+                name: 'SlowDown',
+                $metadata: { httpStatusCode: 503 },
+              });
+              throw new DefiniteFailureError('list failed: SlowDown', slowDown);
+            }
+            return deps.lister.list(request);
           },
-        }));
+        },
+      });
       const { chain, last } = await withBackfillEnvironment({ INLET_BACKFILL_PAGE_SIZE: '50' }, () =>
-        run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled()),
+        run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled),
       );
       expect(last.status).toBe('SUCCEEDED');
-      expect(chain.reduce((n, r) => n + r.retries, 0)).toBe(2);
+      // Each retry is in the history as the task's failure, then the task scheduled again.
+      const failures = [];
+      for (const execution of chain)
+        for (const event of await historyOf(clients.sfn, execution.executionArn))
+          if (event.type === 'TaskFailed') failures.push(event.taskFailedEventDetails?.error);
+      expect(failures).toEqual([RETRYABLE_ERRORS.throttled, RETRYABLE_ERRORS.throttled]);
       expect(lists).toBeGreaterThanOrEqual(2 + 3);
       expect(output(last)).toMatchObject({
         listed: keys.length,
@@ -391,21 +422,20 @@ describe.skipIf(target.kind !== 'emulator')(
       const keys = Array.from({ length: 50 }, (_, i) => `clicks/fail/${String(i).padStart(4, '0')}.json`);
       await putWithoutEvents(keys);
       let sends = 0;
-      const denied = () =>
-        backfill((deps) => ({
-          ...deps,
-          enqueuer: {
-            enqueue: async (files, origin) => {
-              sends += 1;
-              if (sends >= 3) throw new DefiniteFailureError('enqueue failed: AccessDenied');
-              return deps.enqueuer.enqueue(files, origin);
-            },
+      const denied = (deps: BackfillDeps): BackfillDeps => ({
+        ...deps,
+        enqueuer: {
+          enqueue: async (files, origin) => {
+            sends += 1;
+            if (sends >= 3) throw new DefiniteFailureError('enqueue failed: AccessDenied');
+            return deps.enqueuer.enqueue(files, origin);
           },
-        }));
+        },
+      });
       const { failed, resumed } = await withBackfillEnvironment(
         { INLET_BACKFILL_PAGE_SIZE: '20' },
         async () => {
-          const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied());
+          const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied);
           const cause = JSON.parse(failed.last.cause ?? '{}');
           const resumed = await run({
             table: 'clicks',
@@ -419,7 +449,8 @@ describe.skipIf(target.kind !== 'emulator')(
       // Not a throttle: reported at once, with the totals and the last key whose page was fully enqueued.
       expect(failed.last.error).toBe('DefiniteFailureError');
       const cause = JSON.parse(failed.last.cause ?? '{}');
-      expect(cause.failure.Cause).toMatch(/AccessDenied/);
+      // The failed task's cause: Lambda's error document for the function error.
+      expect(errorMessage(cause.failure.Cause)).toBe('enqueue failed: AccessDenied');
       expect(cause.summary).toMatchObject({ listed: 40, enqueued: 40, complete: false });
       expect(cause.summary.lastKey).toBe(keys[39]);
       // Resumed from the printed key: only what was left.
@@ -528,11 +559,11 @@ describe.skipIf(target.kind !== 'emulator')(
       });
       expect(last.status).toBe('FAILED');
       expect(last.error).toBe('InvalidBackfillInput');
-      expect(last.cause).toMatch(/modifiedAfter: must be an ISO-8601 date/);
+      expect(errorMessage(last.cause)).toMatch(/modifiedAfter: must be an ISO-8601 date/);
       const typo = await run({ table: 'clicks', modifedAfter: '2026-01-01' });
-      expect(typo.last.cause).toMatch(/Unrecognized key: "modifedAfter"/);
+      expect(errorMessage(typo.last.cause)).toMatch(/Unrecognized key: "modifedAfter"/);
       const unknown = await run({ table: 'nope' });
-      expect(unknown.last.cause).toMatch(
+      expect(errorMessage(unknown.last.cause)).toMatch(
         /table: 'nope' is not configured; tables: orders, orders_v2, clicks, versioned/,
       );
     });
@@ -581,6 +612,9 @@ describe.skipIf(target.kind !== 'emulator')(
       // Errors that need no backfill: asked while the rest runs.
       const unknownRun = inlet('backfill', 'status', 'nope');
       const badTableRun = inlet('backfill', 'start', '--table', 'nope');
+      // Local mode's executor (npm start runs one): the CLI only starts and reads executions.
+      const running = executor();
+      await running.start();
       try {
         const keys = Array.from({ length: 12 }, (_, i) => `clicks/cli/${i}.json`);
         // The dry run has keys of its own, so it runs alongside the real one and still sees none ingested.
@@ -599,7 +633,12 @@ describe.skipIf(target.kind !== 'emulator')(
 
         const started = await inlet('--json', ...start('clicks/cli/'), '--name', 'cli-real');
         expect(started.status, started.stderr).toBe(0);
-        expect(JSON.parse(started.stdout)).toEqual({ execution: 'cli-real', status: 'RUNNING' });
+        expect(JSON.parse(started.stdout)).toEqual({
+          execution: `${(o[OUTPUTS.backfillStateMachine] ?? '').replace(':stateMachine:', ':execution:')}:cli-real`,
+          status: 'RUNNING',
+        });
+        // An executor runs it: the CLI says nothing of waiting for local mode.
+        expect(started.stderr).not.toMatch(/local mode is not running/);
         const done = await inlet('--json', 'backfill', 'status', 'cli-real', '--wait');
         expect(done.status, done.stderr).toBe(0);
         expect(JSON.parse(done.stdout)).toMatchObject({
@@ -624,12 +663,13 @@ describe.skipIf(target.kind !== 'emulator')(
         const unknown = await unknownRun;
         expect(unknown.status).toBe(1);
         // The last line: the CLI may warn first (e.g. about the Node version).
-        expect(unknown.stderr.trim().split('\n').at(-1)).toBe("inlet: no local backfill execution 'nope'");
+        expect(unknown.stderr.trim().split('\n').at(-1)).toBe("inlet: no backfill execution 'nope'");
         const badTable = await badTableRun;
         expect(badTable.stderr.trim().split('\n').at(-1)).toBe(
           "inlet: unknown table 'nope'; tables: orders, orders_v2, clicks, versioned",
         );
       } finally {
+        await running.stop();
         rmSync(dir, { recursive: true, force: true });
       }
     }, 300_000);

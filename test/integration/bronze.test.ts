@@ -173,7 +173,11 @@ describe('bronze Delta table, read back by delta-rs', () => {
     expect(v1?.schema).toContainEqual(['id', 'int64']);
     expect(v1?.rescued.map((r) => JSON.parse(r))).toEqual(
       expect.arrayContaining([
-        { amount: 'lots', _file_path: `s3://${t.h.resources.landingBucket}/events/b.json` },
+        {
+          amount: 'lots',
+          _file_path: `s3://${t.h.resources.landingBucket}/events/b.json`,
+          _reasons: { amount: "does not fit the column's type double" },
+        },
         expect.objectContaining({ _corrupt_record: 'not json at all' }),
       ]),
     );
@@ -314,7 +318,7 @@ describe('bronze Delta table, read back by delta-rs', () => {
     expect(table.versions['0']?.schema.slice(0, 3)).toEqual([
       ['id', 'int64'],
       ['price', 'double'],
-      ['note', 'int64'],
+      ['note', 'int32'],
     ]);
     expect(table.versions['0']?.records.map((r) => r.price)).toEqual([9.5, null, 1]);
     const v1 = table.versions['1'];
@@ -326,9 +330,10 @@ describe('bronze Delta table, read back by delta-rs', () => {
       [null, 'Oslo'],
       [null, null],
     ]);
+    const reasons = { id: "does not fit the column's type long" };
     expect(v1?.rescued.map((r) => JSON.parse(r))).toEqual([
-      { id: 'x7', _file_path: landing },
-      { id: '4', _file_path: landing },
+      { id: 'x7', _file_path: landing, _reasons: reasons },
+      { id: '4', _file_path: landing, _reasons: reasons },
     ]);
   });
 
