@@ -268,8 +268,8 @@ export class BronzeSink extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Bronze sink: rows',
-        left: [m(METRIC.sinkRows), m(METRIC.sinkRescued)],
+        title: 'Bronze sink: rows, missing landing files',
+        left: [m(METRIC.sinkRows), m(METRIC.sinkRescued), m(METRIC.sinkSourcesMissing)],
         width: 8,
       }),
       new GraphWidget({

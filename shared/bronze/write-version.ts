@@ -7,7 +7,7 @@ import { DeltaCommitConflictError, NewColumnsError } from './errors.ts';
 import { corruptRow, RecordFitter } from './fit-record.ts';
 import { type DataFile, ParquetSplitter } from './parquet-file.ts';
 import { parquetRecords } from './parquet-records.ts';
-import type { DeltaStore, ReadIdentity, SourceObjects, SourceRead } from './ports.ts';
+import type { DeltaStore, MissingReason, ReadIdentity, SourceObjects, SourceRead } from './ports.ts';
 import { readRecords, type SourceRecord } from './records.ts';
 import { decideSchema, type TableSchema } from './schema.ts';
 import { SchemaObserver } from './schema-observer.ts';
@@ -36,6 +36,11 @@ export interface WriteVersionResult {
   readonly files: number;
   /** Bytes of the data files the commit adds. */
   readonly bytes: number;
+  /**
+   * Landing files this call could not read, and why (`MissingReason`); the commit records their URLs. Empty
+   * for a commit found already written: the run that wrote it reported them.
+   */
+  readonly missing: ReadonlyArray<{ readonly url: string; readonly reason: MissingReason }>;
 }
 
 const sourceUrl = (ref: ObjectRef) => `s3://${ref.bucket}/${ref.key}`;
@@ -71,7 +76,7 @@ export async function writeVersion(
   if (existing !== undefined) return fromExisting(input, deltaVersion, existing);
 
   const observer = new SchemaObserver(config.format);
-  const missing: string[] = [];
+  const missing = new Map<string, MissingReason>();
   // Pass 2 reads exactly the write pass 1 read (by its version, else its ETag), and the commit names the
   // files read at another write than the manifest's, which cleanSource then leaves in place.
   const pinned = new Map<ObjectRef, ObjectRef>();
@@ -79,7 +84,7 @@ export async function writeVersion(
   for (const ref of manifest.files) {
     const read = await openRecords(deps.sources, config.format, ref, input.identity ?? 'path');
     if (read.kind === 'missing') {
-      missing.push(sourceUrl(ref));
+      missing.set(sourceUrl(ref), read.reason);
       continue;
     }
     pinned.set(ref, read.pinned);
@@ -134,7 +139,7 @@ export async function writeVersion(
     schema: decision.schema,
     schemaChanged: decision.changed,
     files: written,
-    missingSources: missing,
+    missingSources: [...missing.keys()],
     rewrittenSources: rewritten,
     timestamp: Date.parse(manifest.committedAt),
     protocol: protocolChange(input.schema, decision.schema),
@@ -152,6 +157,7 @@ export async function writeVersion(
     rescued: written.reduce((sum, f) => sum + f.rescued, 0),
     files: written.length,
     bytes: written.reduce((sum, f) => sum + f.size, 0),
+    missing: [...missing].map(([url, reason]) => ({ url, reason })),
   };
 }
 
@@ -169,5 +175,6 @@ function fromExisting(input: WriteVersionInput, deltaVersion: number, text: stri
     rescued: summary.rescued,
     files: summary.files,
     bytes: summary.bytes,
+    missing: [],
   };
 }

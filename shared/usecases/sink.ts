@@ -64,6 +64,8 @@ export interface Added {
   readonly rescued: number;
   readonly dataFiles: number;
   readonly dataBytes: number;
+  /** Landing files the versions committed in this call could not read (each logged with its reason). */
+  readonly missingSources: number;
 }
 
 /**
@@ -83,7 +85,7 @@ export class SinkTable {
   /** Writes every committed version past the cursor, until caught up or `deadline` (epoch ms) passes. */
   async catchUp(table: string, deadline: number): Promise<SinkOutcome> {
     const written: number[] = [];
-    const added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0 };
+    const added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0, missingSources: 0 };
     const config = this.bronzeOf(table);
     for (;;) {
       const run = await this.writeFromCursor(table, config, deadline, written, added);
@@ -119,7 +121,7 @@ export class SinkTable {
     config: BronzeConfig,
     deadline: number,
     written: number[],
-    added: { rows: number; rescued: number; dataFiles: number; dataBytes: number },
+    added: { -readonly [K in keyof Added]: Added[K] },
   ): Promise<{ kind: 'caughtUp' | 'stopped'; cursor: SinkCursor } | { kind: 'moved' }> {
     const { deps } = this;
     const { bucket, prefix } = bronzeLocation(table, config, deps.manifestBucket);
@@ -149,13 +151,28 @@ export class SinkTable {
         deps.log.warn('sink cursor moved under us; re-reading', { table, deltaVersion: result.deltaVersion });
         return { kind: 'moved' };
       }
-      deps.log.info('bronze version written', { table, ...result, schema: undefined, location });
+      deps.log.info('bronze version written', {
+        table,
+        ...result,
+        schema: undefined,
+        missing: result.missing.length,
+        location,
+      });
+      // Rows a version will never have (docs/bronze.md, "Which write the sink reads"): said per file.
+      for (const { url, reason } of result.missing)
+        deps.log.warn('bronze landing file missing', {
+          table,
+          manifestVersion: manifest.version,
+          file: url,
+          reason,
+        });
       // Counted once the cursor moved: what this run added to the table, as the cursor's totals count it.
       written.push(result.deltaVersion);
       added.rows += result.rows;
       added.rescued += result.rescued;
       added.dataFiles += result.files;
       added.dataBytes += result.bytes;
+      added.missingSources += result.missing.length;
       cursor = next;
     }
     return { kind: 'caughtUp', cursor };

@@ -241,6 +241,7 @@ describe('the sink beside the other functions in monitoring', () => {
       'SinkSourceFilesCleaned',
       'SinkSourceFilesLeft',
       'SinkCleanErrors',
+      'SinkSourcesMissing',
       'SinkVersionsBehind',
       'SinkErrors',
     ])

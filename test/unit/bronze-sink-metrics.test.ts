@@ -76,7 +76,7 @@ function setup(
     for (const [key, body] of Object.entries(files)) sources.objects.set(key, body);
     manifests.set(v, manifestOf('t', v, Object.keys(files)));
   };
-  return { handler, delta, cursors, metrics, commit, reads: () => manifestReads };
+  return { handler, delta, cursors, metrics, commit, sources, reads: () => manifestReads };
 }
 
 const total = (metrics: MemoryMetrics, name: string) => metrics.totals.get(name);
@@ -104,6 +104,7 @@ describe('the sink publishes what it did as metrics', () => {
       [METRIC.sinkDataFiles]: delta.files.size,
       [METRIC.sinkDataBytes]: bytes,
       [METRIC.sinkFilesCleaned]: 3,
+      [METRIC.sinkSourcesMissing]: 0,
       [METRIC.sinkFilesLeft]: 0,
       [METRIC.sinkCleanErrors]: 0,
       [METRIC.sinkBehind]: 0,
@@ -138,6 +139,29 @@ describe('the sink publishes what it did as metrics', () => {
     expect(total(failing.metrics, METRIC.sinkVersions)).toBe(1);
     expect(total(failing.metrics, METRIC.sinkCleanErrors)).toBe(1);
     expect(total(failing.metrics, METRIC.sinkErrors)).toBeUndefined();
+  });
+
+  it('counts and warns of each landing file a version could not read, with the reason', async () => {
+    const warnings: { message: string; extra?: Record<string, unknown> }[] = [];
+    const log: Log = { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) };
+    const { handler, metrics, commit, sources } = setup({ log });
+    commit(1, { 'in/a.json': '{"id":1}\n', 'in/gone.json': '{"id":2}\n' });
+    // Deleted after its event, before the sink read it (404 NoSuchKey): no rows to give, the version goes on.
+    sources.objects.delete('in/gone.json');
+
+    const response = await handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(total(metrics, METRIC.sinkVersions)).toBe(1);
+    expect(total(metrics, METRIC.sinkSourcesMissing)).toBe(1);
+    expect(warnings).toEqual([
+      {
+        message: 'bronze landing file missing',
+        extra: { table: 't', manifestVersion: 1, file: 's3://landing/in/gone.json', reason: 'deleted' },
+      },
+    ]);
   });
 
   it('reports the versions still behind the committed head when the time budget runs out', async () => {
