@@ -22,7 +22,7 @@ import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
 import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import type { PipelineConfig, TableConfig } from '../shared/config.ts';
-import { tableKey } from '../shared/ledger/keys.ts';
+import { batchKey, fileKey, tableKey } from '../shared/ledger/keys.ts';
 import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
 import { projectRoot } from '../shared/project-root.ts';
 import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
@@ -130,7 +130,7 @@ export class BronzeSink extends Construct {
       wildcards.push(...resources.filter((r) => r.endsWith('*')));
       this.fn.addToRolePolicy(new PolicyStatement({ actions, resources, conditions }));
     };
-    // The cursor items only: the sink never touches the protocol's FILE/BATCH/TABLE items.
+    // Written: the cursor items only. The sink never writes the protocol's FILE/BATCH/TABLE items.
     allow(['dynamodb:GetItem', 'dynamodb:PutItem'], [state.ledger.tableArn], {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [sinkCursorKey('*').pk] },
     });
@@ -146,7 +146,7 @@ export class BronzeSink extends Construct {
     if (sharing.length > 0)
       allow(['dynamodb:GetItem'], [state.ledger.tableArn], {
         'ForAllValues:StringLike': {
-          'dynamodb:LeadingKeys': sharing.flatMap((name) => [`FILE#${name}#*`, `BATCH#${name}#*`]),
+          'dynamodb:LeadingKeys': sharing.flatMap((name) => [fileKey(name, '*').pk, batchKey(name, '*').pk]),
         },
       });
     allow(
