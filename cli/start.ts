@@ -55,6 +55,8 @@ const [
   { DEFAULT_EMULATOR_REGION, emulatorTarget },
   { configFromEnv },
   { OUTPUTS, SERVICE },
+  { startLocalIamCheck },
+  { describeDenials },
 ] = await Promise.all([
   import('../local/demo.ts'),
   import('../local/local-stack.ts'),
@@ -68,6 +70,8 @@ const [
   import('../shared/aws/target.ts'),
   import('../shared/config.ts'),
   import('../shared/names.ts'),
+  import('../local/iam/local-check.ts'),
+  import('../local/iam/client.ts'),
 ]);
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
@@ -104,13 +108,31 @@ say(
 );
 
 const pipelineLog = join(stateDir, 'pipeline.log');
+// Every AWS call a function makes is checked against its role (and the resource's policy) from the template.
+const iamCheck = await startLocalIamCheck({
+  upstream: emulator.endpoint,
+  stackName: stack.stackName,
+  stack: stack.iam,
+  decisionsFile: join(stateDir, 'iam-decisions.jsonl'),
+});
+say(
+  `IAM check: each function calls as its role through ${iamCheck.iam.endpoint} (.inlet/iam-decisions.jsonl)`,
+);
 const runner = new LocalRunner({
   clients,
   stack,
   endpoint: emulator.endpoint,
   region,
   logFile: pipelineLog,
+  iam: iamCheck.iam,
 });
+/** Requests AWS would have refused: each was answered AccessDenied here too. */
+const sayDenials = () => {
+  const denials = iamCheck.proxy.check.unexpectedDenials();
+  if (denials.length > 0)
+    say(`IAM check: AWS would deny ${denials.length} request(s):\n${describeDenials(denials)}`);
+  return denials.length;
+};
 const baseline = {
   committed: await committedFiles(runner.store, stack.tables),
   heads: await committedTotals(runner.ledger, stack.tables),
@@ -131,7 +153,10 @@ const executor = new StepFunctionsExecutor({
     region,
     log: fileLog(pipelineLog, SERVICE.backfill),
     metrics: runner.metrics,
+    iam: iamCheck.iam,
   }),
+  // The state machine's own calls (invoking the function, continuing as new) are authorized against its role.
+  iam: iamCheck.iam,
   log: fileLog(pipelineLog, 'local-step-functions'),
 });
 const executing = await executor.start().then(
@@ -185,18 +210,20 @@ if (opts.availableNow) {
       (await runner.store.listManifestVersions(t.name)).every((v, i) => v === i + 1),
     ),
   );
+  const iamDenied = sayDenials();
   const summary = {
     files,
     committed,
     duplicatesDropped: total('DuplicatesDropped'),
     versions: now.versions,
     quarantined,
-    ...(runner.sink ? { bronze: await bronzeSummary(runner.sink.runtime.cursors, runner.sink.tables) } : {}),
+    ...(runner.sink ? { bronze: await bronzeSummary(runner.sinkCursors(), runner.sink.tables) } : {}),
+    iamDenied,
   };
-  const ok = committed + quarantined === files && versionsOk.every(Boolean);
+  const ok = committed + quarantined === files && versionsOk.every(Boolean) && iamDenied === 0;
   if (!ok)
     say(
-      `MISMATCH: committed ${committed} + quarantined ${quarantined} != files ${files}, or versions not contiguous`,
+      `MISMATCH: committed ${committed} + quarantined ${quarantined} != files ${files}, versions not contiguous, or ${iamDenied} request(s) AWS would deny`,
     );
   say(`done. The emulator keeps running with the data: npx inlet status | npx inlet down stops it`);
   console.log(JSON.stringify(summary));
@@ -211,6 +238,8 @@ const shutdown = async () => {
   say('stopping: finishing the invocations in flight');
   if (executing) await executor.stop();
   await runner.stop();
+  sayDenials();
+  await iamCheck.proxy.stop();
   say(`stopped. The emulator keeps the data at ${emulator.endpoint}; npx inlet down stops it`);
   process.exit(0);
 };

@@ -5,6 +5,7 @@ import { makeBackfillHandler } from '../shared/handlers/backfill-handler.ts';
 import type { Log } from '../shared/log.ts';
 import type { MetricsSink } from '../shared/metrics.ts';
 import type { BackfillDeps } from '../shared/usecases/backfill.ts';
+import { functionEnv, type IamAccess } from './iam/client.ts';
 import { type StackResource, stackResources } from './stack-resources.ts';
 
 /**
@@ -56,10 +57,18 @@ export interface InProcessInvokerOptions {
   readonly metrics?: MetricsSink;
   /** Tests inject faults into the backfill function's dependencies. */
   readonly wrapDeps?: (deps: BackfillDeps) => BackfillDeps;
+  /**
+   * The IAM check: the function calls AWS through this proxy with its role's credentials. Without it, the
+   * emulator directly with the fixed test key.
+   */
+  readonly iam?: IamAccess;
 }
 
-/** A function local mode can call in this process: the logical IDs' prefix (infra/functions.ts names them). */
-const IN_PROCESS = { backfill: 'InletFunctionsBackfill' } as const;
+/**
+ * A function local mode can call in this process: the logical IDs' prefix (infra/functions.ts names them)
+ * and its role's owner, as the IAM check registers it.
+ */
+const IN_PROCESS = { backfill: { logicalIdPrefix: 'InletFunctionsBackfill', role: 'Backfill' } } as const;
 
 /**
  * Calls the real handler in this process, built as its Lambda entrypoint builds it, from the function's
@@ -74,7 +83,7 @@ export class InProcessInvoker implements LambdaInvoker {
   constructor(private readonly options: InProcessInvokerOptions) {}
 
   async invoke(functionLogicalId: string, payload: unknown): Promise<LambdaInvokeResult> {
-    if (!functionLogicalId.startsWith(IN_PROCESS.backfill))
+    if (!functionLogicalId.startsWith(IN_PROCESS.backfill.logicalIdPrefix))
       throw new Error(`local mode runs no handler for function ${functionLogicalId} in process`);
     this.resources ??= stackResources(this.options.clients, this.options.stackName);
     const resource = (await this.resources).find((r) => r.logicalId === functionLogicalId);
@@ -82,11 +91,16 @@ export class InProcessInvoker implements LambdaInvoker {
     const config = await this.options.clients.lambda.send(
       new GetFunctionConfigurationCommand({ FunctionName: resource.physicalId }),
     );
-    const env = {
-      ...config.Environment?.Variables,
-      INLET_AWS_ENDPOINT: this.options.endpoint,
-      AWS_REGION: this.options.region,
-    };
+    const { iam } = this.options;
+    const env = functionEnv(
+      {
+        ...config.Environment?.Variables,
+        INLET_AWS_ENDPOINT: this.options.endpoint,
+        AWS_REGION: this.options.region,
+      },
+      iam?.endpoint ?? this.options.endpoint,
+      iam?.credentials[IN_PROCESS.backfill.role],
+    );
     const key = JSON.stringify(env);
     let entry = this.built.get(functionLogicalId);
     if (entry?.env !== key) {

@@ -3,6 +3,8 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { deployToEmulator } from './deploy.ts';
+import { bindDeployed } from './iam/bind.ts';
+import type { BoundStack } from './iam/policies.ts';
 import type { CfnTemplate, SynthesizedStack } from './synth.ts';
 import { LOCAL_TIMEOUT_SECONDS, localTimings } from './timings.ts';
 
@@ -20,6 +22,8 @@ export const LOCAL_OVERRIDES: Record<string, unknown> = {
 };
 
 export type FunctionName = 'Batcher' | 'Committer' | 'Sweeper' | 'Backfill';
+/** Functions a stack has only with some configurations: the bronze sink (a table with `bronze`). */
+export type OptionalFunctionName = 'Sink';
 
 export interface EventSourceSettings {
   readonly queueUrl: string;
@@ -33,16 +37,26 @@ export interface LocalStack {
   readonly outputs: Record<string, string>;
   readonly tables: Array<{ name: string; prefix: string }>;
   /** Each function's environment as Lambda would see it, resolved against the deployed resources. */
-  readonly environment: Record<FunctionName, Record<string, string>>;
+  readonly environment: Record<FunctionName, Record<string, string>> &
+    Partial<Record<OptionalFunctionName, Record<string, string>>>;
   readonly eventSources: Partial<Record<FunctionName, EventSourceSettings>>;
   readonly created: boolean;
+  /** The template's roles and resource policies, bound to the deployed resources: what the IAM check uses. */
+  readonly iam: BoundStack;
 }
 
-function functionLogicalId(template: CfnTemplate, name: FunctionName): string {
-  const id = Object.keys(template.Resources).find(
-    (key) =>
-      key.startsWith(`InletFunctions${name}`) && template.Resources[key]?.Type === 'AWS::Lambda::Function',
+function functionLogicalId(
+  template: CfnTemplate,
+  name: FunctionName | OptionalFunctionName,
+): string | undefined {
+  const prefix = name === 'Sink' ? 'InletBronzeSink' : `InletFunctions${name}`;
+  return Object.keys(template.Resources).find(
+    (key) => key.startsWith(prefix) && template.Resources[key]?.Type === 'AWS::Lambda::Function',
   );
+}
+
+function requiredFunction(template: CfnTemplate, name: FunctionName): string {
+  const id = functionLogicalId(template, name);
   if (!id) throw new Error(`the template has no ${name} function`);
   return id;
 }
@@ -109,14 +123,13 @@ async function describeLocalStack(clients: AwsClients, synthesized: SynthesizedS
     if ('Ref' in object) return resources[object.Ref as string] ?? '';
     throw new Error(`cannot resolve ${JSON.stringify(value)} for local mode`);
   };
-  const environment = {} as Record<FunctionName, Record<string, string>>;
+  const environment = {} as LocalStack['environment'];
   const eventSources: Partial<Record<FunctionName, EventSourceSettings>> = {};
+  const sink = functionLogicalId(template, 'Sink');
+  if (sink) environment.Sink = environmentOf(template, sink, resolve);
   for (const name of ['Batcher', 'Committer', 'Sweeper', 'Backfill'] as const) {
-    const id = functionLogicalId(template, name);
-    const variables = ((
-      template.Resources[id]?.Properties?.Environment as { Variables?: Record<string, unknown> }
-    )?.Variables ?? {}) as Record<string, unknown>;
-    environment[name] = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolve(v)]));
+    const id = requiredFunction(template, name);
+    environment[name] = environmentOf(template, id, resolve);
     const mapping = Object.values(template.Resources).find(
       (r) =>
         r.Type === 'AWS::Lambda::EventSourceMapping' &&
@@ -140,5 +153,18 @@ async function describeLocalStack(clients: AwsClients, synthesized: SynthesizedS
       prefix,
     }),
   );
-  return { stackName, outputs, tables, environment, eventSources, created };
+  const iam = bindDeployed(template, resources, await clients.cloudformation.config.region());
+  return { stackName, outputs, tables, environment, eventSources, created, iam };
+}
+
+/** A function's environment as Lambda would see it: the template's variables, references resolved. */
+function environmentOf(
+  template: CfnTemplate,
+  id: string,
+  resolve: (value: unknown) => string,
+): Record<string, string> {
+  const variables = ((
+    template.Resources[id]?.Properties?.Environment as { Variables?: Record<string, unknown> }
+  )?.Variables ?? {}) as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolve(v)]));
 }

@@ -1,4 +1,5 @@
 import { appendFileSync } from 'node:fs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { queueDepth } from '../shared/aws/queues.ts';
 import {
@@ -6,14 +7,19 @@ import {
   committerRuntimeFromEnv,
   sweeperRuntimeFromEnv,
 } from '../shared/aws/runtime.ts';
+import { clientConfig, targetFromEnv } from '../shared/aws/target.ts';
+import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import { sinkRuntimeFromEnv } from '../shared/bronze/runtime.ts';
 import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
+import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
 import type { Log } from '../shared/log.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
 import { OUTPUTS, SERVICE } from '../shared/names.ts';
+import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
 import { SinkTable } from '../shared/usecases/sink.ts';
 import { commitsInFlight, sweepStale } from '../shared/usecases/sweep.ts';
+import { functionEnv, type IamAccess } from './iam/client.ts';
 import type { FunctionName, LocalStack } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
 
@@ -29,6 +35,11 @@ export interface RunnerOptions {
    * at a time check more often; a terminal watching a drain needs no more than two a second. @default 500
    */
   readonly quietCheckMs?: number;
+  /**
+   * The IAM check: each function calls AWS through this proxy with its role's credentials (by function
+   * name, as registered). Without it the functions call the emulator directly with the fixed test key.
+   */
+  readonly iam?: IamAccess;
 }
 
 export interface QueueDepths {
@@ -69,12 +80,34 @@ export class LocalRunner {
       }
     | undefined;
 
+  /** What local mode itself reads (status, summary, quiet checks): the operator's view, not a function's. */
+  private readonly operator;
+  /** Each event source mapping polls its queue with the function's role, as Lambda's does. */
+  private readonly pollers = new Map<FunctionName, SQSClient>();
+
   constructor(private readonly options: RunnerOptions) {
-    const env = (name: FunctionName) => ({
-      ...options.stack.environment[name],
-      INLET_AWS_ENDPOINT: options.endpoint,
-      AWS_REGION: options.region,
-    });
+    const env = (name: FunctionName | 'Sink') =>
+      functionEnv(
+        {
+          ...(options.stack.environment[name] ?? options.stack.environment.Committer),
+          INLET_AWS_ENDPOINT: options.endpoint,
+          AWS_REGION: options.region,
+        },
+        options.iam?.endpoint ?? options.endpoint,
+        options.iam?.credentials[name],
+      );
+    for (const name of ['Batcher', 'Committer'] as const) {
+      const target = targetFromEnv(env(name));
+      this.pollers.set(name, target ? new SQSClient(clientConfig(target)) : options.clients.sqs);
+    }
+    const committer = options.stack.environment.Committer;
+    this.operator = {
+      ledger: new DynamoDbLedger({
+        client: options.clients.dynamodb,
+        tableName: committer.INLET_LEDGER_TABLE ?? '',
+      }),
+      store: new S3BatchStore({ client: options.clients.s3, bucket: committer.INLET_MANIFEST_BUCKET ?? '' }),
+    };
     const overrides = (service: string) => ({
       log: fileLog(options.logFile, service),
       metrics: this.metrics,
@@ -84,8 +117,8 @@ export class LocalRunner {
       committer: committerRuntimeFromEnv(SERVICE.committer, env('Committer'), overrides(SERVICE.committer)),
       sweeper: sweeperRuntimeFromEnv(SERVICE.sweeper, env('Sweeper'), overrides(SERVICE.sweeper)),
     };
-    // The sink reads what the committer reads (config, ledger, manifest bucket): the committer's environment.
-    const sinkRuntime = sinkRuntimeFromEnv(env('Committer'), {
+    // The sink's own environment and role (a stack without a bronze table has no sink function).
+    const sinkRuntime = sinkRuntimeFromEnv(env('Sink'), {
       log: fileLog(options.logFile, SERVICE.sink),
       nudger: { nudge: async () => {} },
     });
@@ -120,8 +153,8 @@ export class LocalRunner {
     const sink = this.sink;
     if (!sink) return true;
     for (const table of sink.tables) {
-      const head = (await this.runtimes.sweeper.ledger.getTable(table)).head;
-      if ((await sink.runtime.cursors.get(table)).deltaVersion !== head - 1) return false;
+      const head = (await this.operator.ledger.getTable(table)).head;
+      if ((await this.sinkCursors().get(table)).deltaVersion !== head - 1) return false;
     }
     return true;
   }
@@ -137,7 +170,7 @@ export class LocalRunner {
       try {
         const result = await pollOnce(
           {
-            client: this.options.clients.sqs,
+            client: this.pollers.get(name) ?? this.options.clients.sqs,
             queueUrl: source.queueUrl,
             queueArn: source.queueArn,
             batchSize: source.batchSize,
@@ -215,7 +248,7 @@ export class LocalRunner {
   async quiet(): Promise<boolean> {
     const d = await this.depths();
     if (d.ingest > 0 || d.commit > 0) return false;
-    if (await commitsInFlight(this.runtimes.sweeper.ledger, this.options.stack.tables)) return false;
+    if (await commitsInFlight(this.operator.ledger, this.options.stack.tables)) return false;
     return this.sinksCaughtUp();
   }
 
@@ -239,10 +272,18 @@ export class LocalRunner {
   }
 
   get ledger() {
-    return this.runtimes.sweeper.ledger;
+    return this.operator.ledger;
   }
 
   get store() {
-    return this.runtimes.committer.store;
+    return this.operator.store;
+  }
+
+  /** The sink's cursors as the operator reads them (`inlet status`, the summary), not as the sink. */
+  sinkCursors() {
+    return new DynamoDbSinkCursorStore({
+      client: this.options.clients.dynamodb,
+      tableName: this.options.stack.environment.Committer.INLET_LEDGER_TABLE ?? '',
+    });
   }
 }

@@ -3,11 +3,13 @@ import { hostname } from 'node:os';
 import { DescribeStateMachineCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { type Log, silentLog } from '../../shared/log.ts';
+import type { IamAccess } from '../iam/client.ts';
 import type { LambdaInvoker } from '../lambda-invoker.ts';
 import { stackResources } from '../stack-resources.ts';
 import { type ClaimedExecution, ExecutionsApi, type Owner } from './executions-api.ts';
 import type { Definition, HistoryEventInput } from './history.ts';
 import { type Outcome, runExecution, type TaskCalls } from './interpreter.ts';
+import { StateMachineRole } from './task-role.ts';
 
 export interface StepFunctionsExecutorOptions {
   readonly clients: AwsClients;
@@ -21,6 +23,8 @@ export interface StepFunctionsExecutorOptions {
   readonly pollMs?: number;
   /** Overrides every Retry interval (ms): tests keep backoff short. */
   readonly retryIntervalMs?: number;
+  /** The IAM check: a task's own calls (Invoke, StartExecution) are authorized against the machine's role. */
+  readonly iam?: IamAccess;
   readonly log?: Log;
 }
 
@@ -55,10 +59,12 @@ export class StepFunctionsExecutor {
   private stopping = false;
   private idleWaiters: Array<() => void> = [];
   private readonly log: Log;
+  private readonly role: StateMachineRole;
 
   constructor(private readonly options: StepFunctionsExecutorOptions) {
     this.api = new ExecutionsApi(options.endpoint);
     this.log = options.log ?? silentLog;
+    this.role = new StateMachineRole(options.iam);
   }
 
   /** Finds the stack's state machines and functions, claims what is waiting, then keeps looking. */
@@ -199,7 +205,7 @@ export class StepFunctionsExecutor {
             startTime: new Date(execution.startDate),
             roleArn: execution.roleArn,
           },
-          this.taskCalls(),
+          this.taskCalls(execution.stateMachineArn),
           onEvent,
           {
             region: this.options.region,
@@ -253,19 +259,28 @@ export class StepFunctionsExecutor {
     return JSON.parse(definition ?? '{}') as Definition;
   }
 
-  private taskCalls(): TaskCalls {
+  private taskCalls(stateMachineArn: string): TaskCalls {
     return {
       invokeLambda: async (functionName, payload) => {
         // `arn:aws:lambda:region:account:function:NAME[:qualifier]` or the bare name.
         const name = functionName.includes(':function:')
           ? (functionName.split(':function:')[1]?.split(':')[0] ?? functionName)
           : functionName;
+        const account = stateMachineArn.split(':')[4] ?? '';
+        await this.role.authorize(
+          'lambda:Invoke',
+          'lambda:InvokeFunction',
+          functionName.startsWith('arn:')
+            ? functionName
+            : `arn:aws:lambda:${this.options.region}:${account}:function:${functionName}`,
+        );
         const logicalId = this.functions.get(name);
         if (!logicalId)
           throw new Error(`Function not found: ${functionName} (not in stack ${this.options.stackName})`);
         return this.options.invoker.invoke(logicalId, payload);
       },
       startExecution: async (request) => {
+        await this.role.authorize('states:StartExecution', 'states:StartExecution', request.StateMachineArn);
         const started = await this.options.clients.sfn.send(
           new StartExecutionCommand({
             stateMachineArn: request.StateMachineArn,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { LambdaInvokeResult } from '../lambda-invoker.ts';
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from './asl-interpreter.ts';
 import {
@@ -9,6 +10,7 @@ import {
   type StateDefinition,
   taskResource,
 } from './history.ts';
+import { AccessDeniedError } from './task-role.ts';
 // $$.Execution.StartTime: the execution's own start (see the module).
 import './start-time.ts';
 
@@ -174,6 +176,14 @@ function lambdaInvoke(calls: TaskCalls) {
     try {
       result = await calls.invokeLambda(parameters.FunctionName, parameters.Payload ?? null);
     } catch (error) {
+      // Lambda refused the Invoke (the state machine's role may not call it): Step Functions reports Lambda's
+      // answer as Lambda.AWSLambdaException, the 403 and its code in the cause, as AWS's SDK for Java words
+      // it (seen from AWS in aws-samples/lambda-refarch-imagerecognition#19, awslabs/aws-deployment-framework#460).
+      if (error instanceof AccessDeniedError)
+        throw new TaskError(
+          'Lambda.AWSLambdaException',
+          `${error.message} (Service: AWSLambda; Status Code: 403; Error Code: AccessDeniedException; Request ID: ${randomUUID()}; Proxy: null)`,
+        );
       // The function could not be run at all (missing, or its runtime failed): Lambda's own error.
       throw new TaskError('Lambda.ServiceException', (error as Error).message ?? String(error));
     }

@@ -14,6 +14,7 @@ import { makeBackfillHandler } from '../../shared/handlers/backfill-handler.ts';
 import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { functionClients } from '../support/iam.ts';
 import { ALL_VERSIONS_SCHEMA, writeInventoryReport } from '../support/inventory.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
 
@@ -95,17 +96,28 @@ describe.skipIf(target.kind !== 'emulator')(
       const destination = uniqueName('inventory');
       await clients.s3.send(new CreateBucketCommand({ Bucket: destination }));
       const manifest = await writeInventory(destination, bucket, rows, 3);
+      // The backfill function reads the report as its role: a stack whose inventoryBuckets names it.
+      const roles = await functionClients({
+        label: 'backfill-inventory',
+        context: {
+          'inlet:tables': [{ name: 'orders', prefix: 'orders/' }],
+          'inlet:backfillInventoryBuckets': [destination],
+        },
+        resources,
+        target: testTarget,
+      });
+      const fn = roles?.of('Backfill') ?? clients;
 
       const chain = await runStandalone({
         definition,
         handler: makeBackfillHandler({
           config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
           landingBucket: bucket,
-          lister: new S3ObjectLister(clients.s3),
-          inventory: new S3InventoryReader(clients.s3),
-          ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: resources.ledgerTable }),
+          lister: new S3ObjectLister(fn.s3),
+          inventory: new S3InventoryReader(fn.s3),
+          ledger: new DynamoDbLedger({ client: fn.dynamodb, tableName: resources.ledgerTable }),
           enqueuer: new SqsEnqueuer({
-            client: clients.sqs,
+            client: fn.sqs,
             queueUrl: resources.ingestQueue.url,
             recordsPerMessage: 10,
           }),

@@ -29,6 +29,7 @@ import { OUTPUTS, RETRYABLE_ERRORS } from '../../shared/names.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
+import { deployedRoles } from '../support/iam.ts';
 import { type DescribedExecution, errorMessage, historyOf, startAndWait } from '../support/step-functions.ts';
 
 const target = testTarget();
@@ -49,6 +50,7 @@ describe.skipIf(target.kind !== 'emulator')(
     let runner: LocalRunner;
     let bucket: string;
     let queueUrl: string;
+    let iam: Awaited<ReturnType<typeof deployedRoles>>;
     const metrics = new MemoryMetrics();
 
     /** Local mode's executor, with faults injected into the backfill function's dependencies if asked. */
@@ -66,9 +68,13 @@ describe.skipIf(target.kind !== 'emulator')(
           metrics,
           log: { debug() {}, info() {}, warn() {}, error() {} },
           ...(wrapDeps ? { wrapDeps } : {}),
+          // The backfill function calls AWS as its role.
+          ...(iam ? { iam } : {}),
         }),
         pollMs: 100,
         retryIntervalMs: 20,
+        // The state machine invokes the function and continues as new as its role.
+        ...(iam ? { iam } : {}),
       });
 
     /**
@@ -190,7 +196,15 @@ describe.skipIf(target.kind !== 'emulator')(
       bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
       queueUrl = stack.outputs[OUTPUTS.ingestQueueUrl] ?? '';
       // Checked every 100 ms: most tests here wait for a few dozen files, done well within a second.
-      runner = new LocalRunner({ clients, stack, endpoint, region, quietCheckMs: 100 });
+      iam = await deployedRoles(stack.stackName, stack.iam);
+      runner = new LocalRunner({
+        clients,
+        stack,
+        endpoint,
+        region,
+        quietCheckMs: 100,
+        ...(iam ? { iam } : {}),
+      });
       runner.start();
     }, 180_000);
 

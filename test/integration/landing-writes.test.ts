@@ -19,6 +19,7 @@ import { S3SourceObjects } from '../../shared/bronze/s3-source-objects.ts';
 import type { PipelineConfigInput } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { ObjectRef } from '../../shared/model.ts';
+import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
 import { SinkTable } from '../../shared/usecases/sink.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
 import { PipelineHarness } from '../support/harness.ts';
@@ -45,18 +46,19 @@ async function setup(table: Partial<TableInput>, others: TableInput[] = []) {
   };
   const h = await PipelineHarness.create(clients, { config, countRequests: false });
   let now = Date.now();
-  const cursors = new DynamoDbSinkCursorStore({
-    client: clients.dynamodb,
-    tableName: h.resources.ledgerTable,
-  });
+  // The sink's ports sign as its role: every read, conditional delete and claim lookup is checked against
+  // the grants the stack gives it for this configuration (docs/security.md).
+  const role = h.clientsOf('Sink');
+  const tableName = h.resources.ledgerTable;
+  const cursors = new DynamoDbSinkCursorStore({ client: role.dynamodb, tableName });
   const sink = new SinkTable({
     config: h.config,
-    store: h.store,
-    sources: new S3SourceObjects(clients.s3),
-    deltaAt: (bucket, prefix) => new S3DeltaStore(clients.s3, bucket, prefix),
+    store: new S3BatchStore({ client: role.s3, bucket: h.resources.manifestBucket }),
+    sources: new S3SourceObjects(role.s3),
+    deltaAt: (bucket, prefix) => new S3DeltaStore(role.s3, bucket, prefix),
     cursors,
-    cleaner: new S3LandingCleaner(clients.s3),
-    claims: new DynamoDbFileClaims({ client: clients.dynamodb, tableName: h.resources.ledgerTable }),
+    cleaner: new S3LandingCleaner(role.s3),
+    claims: new DynamoDbFileClaims({ client: role.dynamodb, tableName }),
     manifestBucket: h.resources.manifestBucket,
     log: silentLog,
     now: () => now,

@@ -2,23 +2,44 @@ import { spawn } from 'node:child_process';
 import { CreateStackCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DescribeExecutionCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bindDeployed } from '../../local/iam/bind.ts';
+import type { IamAccess } from '../../local/iam/client.ts';
 import type { LambdaInvoker } from '../../local/lambda-invoker.ts';
 import { stackResources } from '../../local/stack-resources.ts';
 import { ExecutionsApi } from '../../local/step-functions/executions-api.ts';
 import { LOCAL_MODE_STOPPED, StepFunctionsExecutor } from '../../local/step-functions/executor.ts';
+import type { CfnTemplate } from '../../local/synth.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { awsCliBatch, json } from '../support/aws-cli.ts';
+import { deployedRoles, iamCheck } from '../support/iam.ts';
 import { historyOf, waitForExecution } from '../support/step-functions.ts';
 
-// Local mode's Step Functions executor against the emulator, on a one-task state machine made by
+// Local mode's Step Functions executor against the emulator, on one-task state machines made by
 // CloudFormation (no CDK): executions run once, whoever started them and whenever local mode runs, and
-// StopExecution stops them. The Lambda task goes through the invoker interface; here a test double whose
-// calls the tests hold and count.
+// StopExecution stops them; a task's own calls (Invoke, StartExecution) are made as the state machine's
+// role, checked by the IAM check. The Lambda task goes through the invoker interface; here a test double
+// whose calls the tests hold and count.
 
 const target = testTarget();
 const clients = testClients();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const stackName = uniqueName('InletSfnExecutor');
+
+const machineName = `${stackName}-Machine`;
+const machineArn = {
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':states:',
+      { Ref: 'AWS::Region' },
+      ':',
+      { Ref: 'AWS::AccountId' },
+      `:stateMachine:${machineName}`,
+    ],
+  ],
+};
 
 const template = {
   Resources: {
@@ -42,10 +63,40 @@ const template = {
         Code: { ZipFile: 'exports.handler = async (event) => event;' },
       },
     },
+    // The state machines' own role, as CDK makes one: it may invoke Work and start Machine's executions.
+    MachineRole: {
+      Type: 'AWS::IAM::Role',
+      Properties: {
+        AssumeRolePolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            { Effect: 'Allow', Principal: { Service: 'states.amazonaws.com' }, Action: 'sts:AssumeRole' },
+          ],
+        },
+        Policies: [
+          {
+            PolicyName: 'Tasks',
+            PolicyDocument: {
+              Version: '2012-10-17',
+              Statement: [
+                {
+                  Effect: 'Allow',
+                  Action: 'lambda:InvokeFunction',
+                  Resource: { 'Fn::GetAtt': ['Work', 'Arn'] },
+                },
+                // Named, not referenced: Machine refers to this role (CDK breaks the cycle the same way).
+                { Effect: 'Allow', Action: 'states:StartExecution', Resource: machineArn },
+              ],
+            },
+          },
+        ],
+      },
+    },
     Machine: {
       Type: 'AWS::StepFunctions::StateMachine',
       Properties: {
-        RoleArn: { 'Fn::GetAtt': ['Role', 'Arn'] },
+        StateMachineName: machineName,
+        RoleArn: { 'Fn::GetAtt': ['MachineRole', 'Arn'] },
         DefinitionString: {
           'Fn::Join': [
             '',
@@ -54,6 +105,24 @@ const template = {
               '"Parameters":{"FunctionName":"',
               { 'Fn::GetAtt': ['Work', 'Arn'] },
               '","Payload.$":"$"},"OutputPath":"$.Payload","End":true}}}',
+            ],
+          ],
+        },
+      },
+    },
+    // Starts an execution of Machine, as the backfill's continue-as-new starts one of its own.
+    Starter: {
+      Type: 'AWS::StepFunctions::StateMachine',
+      Properties: {
+        RoleArn: { 'Fn::GetAtt': ['MachineRole', 'Arn'] },
+        DefinitionString: {
+          'Fn::Join': [
+            '',
+            [
+              '{"StartAt":"Start","States":{"Start":{"Type":"Task","Resource":"arn:aws:states:::aws-sdk:sfn:startExecution",',
+              '"Parameters":{"StateMachineArn":"',
+              { Ref: 'Machine' },
+              '","Input.$":"States.JsonToString($)"},"End":true}}}',
             ],
           ],
         },
@@ -96,6 +165,8 @@ describe.skipIf(target.kind !== 'emulator')(
   'local Step Functions: who runs an execution, and how often',
   () => {
     let stateMachineArn = '';
+    let starterArn = '';
+    let physical: Record<string, string> = {};
 
     beforeAll(async () => {
       await clients.cloudformation.send(
@@ -110,13 +181,15 @@ describe.skipIf(target.kind !== 'emulator')(
           throw new Error(`stack: ${Stacks[0].StackStatusReason}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      stateMachineArn =
-        (await stackResources(clients, stackName)).find((r) => r.type === 'AWS::StepFunctions::StateMachine')
-          ?.physicalId ?? '';
+      const resources = await stackResources(clients, stackName);
+      const arnOf = (logicalId: string) => resources.find((r) => r.logicalId === logicalId)?.physicalId ?? '';
+      stateMachineArn = arnOf('Machine');
+      starterArn = arnOf('Starter');
+      physical = Object.fromEntries(resources.map((r) => [r.logicalId, r.physicalId]));
     });
 
     const executors: StepFunctionsExecutor[] = [];
-    const executor = (invoker: LambdaInvoker) => {
+    const executor = (invoker: LambdaInvoker, iam?: IamAccess) => {
       const created = new StepFunctionsExecutor({
         clients,
         endpoint,
@@ -124,6 +197,7 @@ describe.skipIf(target.kind !== 'emulator')(
         stackName,
         invoker,
         pollMs: 50,
+        ...(iam ? { iam } : {}),
       });
       executors.push(created);
       return created;
@@ -132,9 +206,9 @@ describe.skipIf(target.kind !== 'emulator')(
       await Promise.all(executors.map((e) => e.stop()));
     });
 
-    const start = async (input: unknown, name = uniqueName('run')) => {
+    const start = async (input: unknown, name = uniqueName('run'), machine = stateMachineArn) => {
       const { executionArn } = await clients.sfn.send(
-        new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }),
+        new StartExecutionCommand({ stateMachineArn: machine, name, input: JSON.stringify(input) }),
       );
       return executionArn ?? '';
     };
@@ -254,5 +328,88 @@ describe.skipIf(target.kind !== 'emulator')(
       expect(invoker.calls.map((c) => (c as { n: number }).n).sort()).toEqual([5, 6, 7, 8]);
       await Promise.all([a.stop(), b.stop()]);
     });
+
+    /**
+     * The template's roles registered with the IAM check, the state machines' role edited by `edit`.
+     * Registered as a fixture (its decisions stay out of the calls-vs-grants report: this is not Inlet's stack).
+     */
+    const roles = async (edit: (statements: unknown[]) => unknown[] = (s) => s) => {
+      const bound = bindDeployed(template as unknown as CfnTemplate, physical, 'us-east-1');
+      const machine = bound.roles.StateMachine;
+      if (!machine) throw new Error('no state machine role in the template');
+      const edited = {
+        ...bound,
+        roles: {
+          ...bound.roles,
+          StateMachine: {
+            ...machine,
+            policy: { ...machine.policy, Statement: edit(machine.policy.Statement) as never },
+          },
+        },
+      };
+      return deployedRoles(uniqueName('sfn-roles'), edited, { expectDenials: true });
+    };
+
+    it.skipIf(!iamCheck())(
+      "a task's calls are made as the state machine's role: allowed by its policy, they run",
+      async () => {
+        const invoker = new HeldInvoker();
+        const running = executor(invoker, await roles());
+        await running.start();
+        const invoked = await start({ n: 9 });
+        expect(await waitForExecution(clients.sfn, invoked)).toMatchObject({ status: 'SUCCEEDED' });
+        const started = await waitForExecution(
+          clients.sfn,
+          await start({ n: 10 }, uniqueName('run'), starterArn),
+        );
+        expect(started.status).toBe('SUCCEEDED');
+        const next = (started.output as { ExecutionArn: string }).ExecutionArn;
+        expect(await waitForExecution(clients.sfn, next)).toMatchObject({ status: 'SUCCEEDED' });
+        expect(invoker.calls).toEqual([{ n: 9 }, { n: 10 }]);
+        await running.stop();
+      },
+    );
+
+    it.skipIf(!iamCheck())(
+      'a role that may not invoke the function fails the Lambda task as AWS does (Lambda.AWSLambdaException, AccessDeniedException in the cause); the function never runs',
+      async () => {
+        const invoker = new HeldInvoker();
+        const running = executor(invoker, await roles(() => []));
+        await running.start();
+        const arn = await start({ n: 11 });
+        const ended = await waitForExecution(clients.sfn, arn);
+        expect(ended).toMatchObject({ status: 'FAILED', error: 'Lambda.AWSLambdaException' });
+        expect(ended.cause).toMatch(
+          /^User: arn:aws:sts::\d+:assumed-role\/[^/]+\/StateMachine is not authorized to perform: lambda:InvokeFunction on resource: arn:aws:lambda:us-east-1:\d+:function:[^ ]+ because no identity-based policy allows the lambda:InvokeFunction action \(Service: AWSLambda; Status Code: 403; Error Code: AccessDeniedException; /,
+        );
+        const failed = (await historyOf(clients.sfn, arn)).find((e) => e.type === 'TaskFailed');
+        expect(failed?.taskFailedEventDetails?.error).toBe('Lambda.AWSLambdaException');
+        expect(invoker.calls).toEqual([]);
+        await running.stop();
+      },
+    );
+
+    it.skipIf(!iamCheck())(
+      'a role that may not start executions fails the StartExecution task as AWS does (Sfn.AccessDeniedException); nothing is started',
+      async () => {
+        const invoker = new HeldInvoker();
+        // The Invoke grant is kept: only StartExecution is refused.
+        const running = executor(
+          invoker,
+          await roles((statements) =>
+            statements.filter((s) => (s as { Action: unknown }).Action !== 'states:StartExecution'),
+          ),
+        );
+        await running.start();
+        const arn = await start({ n: 12 }, uniqueName('run'), starterArn);
+        const ended = await waitForExecution(clients.sfn, arn);
+        expect(ended).toMatchObject({ status: 'FAILED', error: 'Sfn.AccessDeniedException' });
+        expect(ended.cause).toMatch(
+          /is not authorized to perform: states:StartExecution on resource: arn:aws:states:/,
+        );
+        expect(invoker.calls).toEqual([]);
+        await running.stop();
+      },
+    );
   },
 );

@@ -27,6 +27,32 @@ describe('targetFromEnv', () => {
   });
 });
 
+describe('emulator credentials', () => {
+  it("signs with the function's own credentials when the environment has them, as Lambda sets them", () => {
+    const target = targetFromEnv({
+      INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000',
+      AWS_ACCESS_KEY_ID: 'ASIAINLET0001BATCHER',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_SESSION_TOKEN: 'token',
+    });
+    expect(target && clientConfig(target).credentials).toEqual({
+      accessKeyId: 'ASIAINLET0001BATCHER',
+      secretAccessKey: 'secret',
+      sessionToken: 'token',
+    });
+  });
+
+  it('keeps the fixed test credentials when the environment has none, or only half of them', () => {
+    for (const env of [{}, { AWS_ACCESS_KEY_ID: 'ASIA...' }]) {
+      const target = targetFromEnv({ INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000', ...env });
+      expect(target && clientConfig(target).credentials).toEqual({
+        accessKeyId: 'test',
+        secretAccessKey: 'test',
+      });
+    }
+  });
+});
+
 describe('clientConfig', () => {
   it('gives emulators path-style S3 and dummy credentials, and real AWS the default chain', () => {
     const emulator = clientConfig({ kind: 'emulator', endpoint: 'http://127.0.0.1:1', region: 'us-east-1' });
