@@ -86,6 +86,11 @@ export interface CommitInput {
   readonly files: ReadonlyArray<Omit<DataFile, 'bytes'> & { readonly size: number }>;
   /** Landing files of the version that could not be read (nothing to give), for the record. */
   readonly missingSources: readonly string[];
+  /**
+   * Landing files read at another write than the manifest names (path identity, rewritten since the
+   * event): cleanSource leaves them (shared/bronze/version-reads.ts). Written only when there are some.
+   */
+  readonly rewrittenSources?: readonly string[];
   /** epoch ms; the manifest's commit time. */
   readonly timestamp: number;
   /** The protocol this commit sets (table-features.ts); version 0 without one gets reader 1 / writer 2. */
@@ -117,6 +122,7 @@ export function buildCommit(input: CommitInput): string {
           ...(whole ? {} : { sourceFiles: input.sourceFiles }),
           rescuedRows: rescued,
           missingSources: input.missingSources,
+          ...(input.rewrittenSources?.length ? { rewrittenSources: input.rewrittenSources } : {}),
         },
       },
     },

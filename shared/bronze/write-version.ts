@@ -4,14 +4,15 @@ import type { BronzeConfig } from './config.ts';
 import { buildCommit } from './delta-log.ts';
 import { NewColumnsError } from './errors.ts';
 import { corruptRow, RecordFitter } from './fit-record.ts';
-import { fetchLanding, type HoldBudget, type LandingFile, landingRecords } from './landing-reads.ts';
+import { fetchLanding, firstPass, type HoldBudget, type LandingFile, secondPass } from './landing-reads.ts';
 import { ParquetSplitter } from './parquet-file.ts';
-import type { DeltaStore, SinkPosition, SourceObjects } from './ports.ts';
+import type { DeltaStore, MissingReason, ReadIdentity, SinkPosition, SourceObjects } from './ports.ts';
 import { readAhead } from './read-ahead.ts';
 import { decideSchema } from './schema.ts';
 import { SchemaObserver } from './schema-observer.ts';
 import { protocolChange } from './table-features.ts';
 import { headSchema, type TableHead } from './table-head.ts';
+import { sourceUrl } from './version-reads.ts';
 
 /** How much of a manifest version one Delta commit (a part) covers, and how it is read. */
 export interface PartLimits {
@@ -81,6 +82,8 @@ export interface WritePartInput {
   readonly limits: PartLimits;
   /** epoch ms: past it the part is abandoned (`OutOfTimeError`) rather than killed by Lambda mid-way. */
   readonly finishBy: number;
+  /** Which write of each landing key to read: `write` for allowOverwrites tables. Default `path`. */
+  readonly identity?: ReadIdentity;
   /** Rows per row group; tests make it small to exercise splitting. */
   readonly rowGroupRows?: number;
 }
@@ -95,10 +98,8 @@ export interface PreparedPart {
   readonly dataFiles: number;
   readonly bytes: number;
   /** Landing files that could not be read, and why (the commit records their URLs). */
-  readonly missing: ReadonlyArray<{ readonly url: string; readonly reason: string }>;
+  readonly missing: ReadonlyArray<{ readonly url: string; readonly reason: MissingReason }>;
 }
-
-const sourceUrl = (ref: ObjectRef) => `s3://${ref.bucket}/${ref.key}`;
 
 /**
  * Files `[from, to)` of a manifest version as Parquet data files and the commit that adds them
@@ -123,22 +124,28 @@ export async function writePart(
   const refs = manifest.files.slice(files.from, files.to);
   const budget: HoldBudget = { bytes: input.limits.maxBytes };
   const observer = new SchemaObserver(config.format);
-  const fetched: LandingFile[] = [];
-  const missing = new Map<string, string>();
+  const identity = input.identity ?? 'path';
+  // The write each file's first pass read, so the second reads exactly it (a rewrite between the passes
+  // fails the part instead of mixing writes); and the files read at another write than the manifest names,
+  // which the commit records so cleanSource leaves them (shared/bronze/version-reads.ts).
+  const read: Array<{ readonly file: LandingFile; readonly pinned: ObjectRef }> = [];
+  const missing = new Map<string, MissingReason>();
+  const rewritten: string[] = [];
   const fetches = readAhead(
     refs,
-    (ref) => fetchLanding(deps.sources, config.format, ref, budget),
+    (ref) => fetchLanding(deps.sources, config.format, ref, identity, budget),
     input.limits.concurrency,
   );
   for await (const file of fetches) {
     inTime();
-    fetched.push(file);
-    const records = await landingRecords(deps.sources, config.format, file);
-    if ('missing' in records) {
-      missing.set(sourceUrl(file.ref), records.missing);
+    const first = await firstPass(deps.sources, config.format, file, identity);
+    if (first.kind === 'missing') {
+      missing.set(sourceUrl(file.ref), first.reason);
       continue;
     }
-    for await (const record of records) {
+    read.push({ file, pinned: first.pinned });
+    if (!first.asNamed) rewritten.push(sourceUrl(file.ref));
+    for await (const record of first.records) {
       everySoOften();
       if (record.kind === 'row') observer.observe(record.values);
       else if (record.kind === 'columns') observer.declare(record.columns);
@@ -166,17 +173,10 @@ export async function writePart(
     },
   });
   const fitter = new RecordFitter(decision.schema, config.evolution, config.format);
-  for (const file of fetched) {
+  for (const { file, pinned } of read) {
     const url = sourceUrl(file.ref);
-    if (missing.has(url)) continue;
     inTime();
-    const records = await landingRecords(deps.sources, config.format, file);
-    // A streamed file gone between the passes: its rows were never written, so the part stays consistent.
-    if ('missing' in records) {
-      missing.set(url, records.missing);
-      continue;
-    }
-    for await (const record of records) {
+    for await (const record of await secondPass(deps.sources, config.format, file, pinned)) {
       everySoOften();
       if (record.kind === 'columns') continue;
       await splitter.add(
@@ -200,6 +200,7 @@ export async function writePart(
     schemaChanged: decision.changed,
     files: written,
     missingSources: [...missing.keys()],
+    rewrittenSources: rewritten,
     timestamp: Date.parse(manifest.committedAt),
     protocol: protocolChange(input.head.protocol, decision.schema),
   });

@@ -5,14 +5,17 @@ import { comparePositions } from '../bronze/delta-log.ts';
 import { SinkTableMismatchError } from '../bronze/errors.ts';
 import type {
   DeltaStore,
+  FileClaims,
   LandingCleaner,
   ManifestHeads,
+  ReadIdentity,
   SinkCursor,
   SinkCursorStore,
   SourceObjects,
 } from '../bronze/ports.ts';
 import { checkpointDue, writeCheckpoint } from '../bronze/snapshot.ts';
 import { checkWritable, headPosition, loadHead, type TableHead } from '../bronze/table-head.ts';
+import { VersionCommits } from '../bronze/version-reads.ts';
 import {
   DEFAULT_PART_LIMITS,
   OutOfTimeError,
@@ -36,6 +39,8 @@ export interface SinkDeps {
   readonly cursors: SinkCursorStore;
   /** Needed only by tables with `cleanSource`. */
   readonly cleaner?: LandingCleaner;
+  /** Needed only by a cleanSource table whose files another table routes too. */
+  readonly claims?: FileClaims;
   readonly manifestBucket: string;
   /** For the lag of a run that stopped short; without it only a caught-up run reports its lag (0). */
   readonly heads?: ManifestHeads;
@@ -72,6 +77,10 @@ export interface SinkOutcome {
   readonly added: Added;
   /** Landing files cleanSource deleted or moved. */
   readonly cleanedFiles: number;
+  /** Landing files cleanSource left in place for good (another write at the key than the table read). */
+  readonly cleanLeft?: number;
+  /** cleanSource stopped on an error this run (logged; retried by the next run). */
+  readonly cleanFailed?: boolean;
   /** Committed manifest versions not wholly in the Delta table when the call returned; undefined if unknown. */
   readonly behind: number | undefined;
 }
@@ -143,6 +152,8 @@ export class SinkTable {
         outOfTime: false,
         cleaned: clean.versions,
         cleanedFiles: clean.files,
+        cleanLeft: clean.left,
+        cleanFailed: clean.failed,
         behind: 0,
       };
     }
@@ -208,6 +219,7 @@ export class SinkTable {
             attempt: (deps.newId ?? randomUUID)(),
             limits,
             finishBy: time.finishBy,
+            identity: this.identityOf(table),
           },
         );
       } catch (error) {
@@ -337,6 +349,11 @@ export class SinkTable {
     await this.deps.cursors.advance(cursor, { ...cursor, partFiles });
   }
 
+  /** Which write of a landing key the table reads (docs/bronze.md, "Which write the sink reads"). */
+  private identityOf(table: string): ReadIdentity {
+    return this.deps.config.tables.find((t) => t.name === table)?.allowOverwrites ? 'write' : 'path';
+  }
+
   /** Committed versions not wholly in the Delta table yet. */
   private async behind(table: string, cursor: SinkCursor): Promise<number | undefined> {
     if (!this.deps.heads) return undefined;
@@ -352,15 +369,18 @@ export class SinkTable {
     cursor: SinkCursor,
     deadline: number,
   ): Promise<CleanResult> {
-    if (!config.cleanSource) return { versions: [], files: 0 };
+    if (!config.cleanSource) return { versions: [], files: 0, left: 0, failed: false };
     const { cleaner } = this.deps;
     if (!cleaner)
       throw new InletError(`table ${table} has cleanSource but the sink has no cleaner`, {
         retryable: false,
       });
+    const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
+    // What the sink read of a version is in its commits of it, wherever they are in the log.
+    const commits = new VersionCommits(this.deps.deltaAt(bucket, prefix), cursor.deltaVersion);
     // Only versions wholly in the table: a version written in parts still needs the files of its rest.
     return cleanSource(
-      { ...this.deps, cleaner },
+      { ...this.deps, cleaner, readsOf: (version) => commits.readsOf(version) },
       table,
       config.cleanSource,
       cursor.manifestVersion,

@@ -2,10 +2,11 @@
  * The bronze sink's invariants, read from the fakes' raw state (never through the ports). After every
  * step: the table's Delta versions are 0..k with no gap, each written once; each commit of ours moves the
  * table on from where the ones before it left it (the next part of the version, or its rest) and holds
- * exactly the rows of the manifest files it covers (no fork, no rewrite, no row twice, none of another
- * version); another writer's commits are stepped over. At the end, once the pipeline is quiet: every
- * committed manifest version is in the Delta table, the rows of its live files are the rows of those
- * versions' files, each once (a compaction moved some, lost none), the cursor is at the last version and
+ * exactly one write's rows of each manifest file it covers (no fork, no rewrite, no row twice, none of
+ * another version; a path-identity table may read a key rewritten since its event); another writer's commits
+ * are stepped over. At the end, once the pipeline is quiet: every committed manifest version is in the Delta
+ * table, the rows of its live files are the rows of those versions' files, each once (a compaction moved
+ * some, lost none), the cursor is at the last version and
  * counts them, another writer's table properties are still there, and every checkpoint equals a replay of
  * the commits up to it.
  */
@@ -28,14 +29,14 @@ import type { SinkPosition } from '../../shared/bronze/ports.ts';
 import { type Manifest, manifestKey } from '../../shared/manifest.ts';
 import { fromBody, sinkCursorKey } from './fakes/bronze.ts';
 import type { Rng } from './scheduler.ts';
-import { CONFIG, MANIFEST_BUCKET, type World } from './world.ts';
+import { MANIFEST_BUCKET, type World } from './world.ts';
 
 /**
  * A landing file's body: JSON Lines with a unique id per row; sometimes a column no earlier row had (the
  * schema evolves), a value of the wrong type (rescued, the row kept) or a line that is not JSON (a row of
  * its own, all in `_rescued_data`).
  */
-export function landingBody(rng: Rng, file: number): string {
+export function landingBody(rng: Rng, file: number | string): string {
   const lines: string[] = [];
   for (let row = 0, rows = rng.int(1, 4); row < rows; row++) {
     const record: Record<string, unknown> = { id: `f${file}-${row}`, n: row };
@@ -49,21 +50,48 @@ export function landingBody(rng: Rng, file: number): string {
 
 const sourceUrl = (key: string) => `s3://landing/${key}`;
 
-/** What each row of a landing file is known by in the table: its file and id, or its raw text. */
-function expectedRows(world: World, manifest: Manifest): string[] {
-  return manifest.files.flatMap((ref) =>
-    world.landing
-      .get(ref.key)
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => {
-        try {
-          return `${sourceUrl(ref.key)}|${(JSON.parse(line) as { id: string }).id}|v${manifest.version}`;
-        } catch {
-          return `${sourceUrl(ref.key)}|raw:${line}|v${manifest.version}`;
-        }
-      }),
-  );
+/** What each row of a landing file's body is known by in the table: its file and id, or its raw text. */
+export function rowsOfBody(key: string, body: string, version: number): string[] {
+  return body
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return `${sourceUrl(key)}|${(JSON.parse(line) as { id: string }).id}|v${version}`;
+      } catch {
+        return `${sourceUrl(key)}|raw:${line}|v${version}`;
+      }
+    });
+}
+
+/**
+ * Why `rows` (of one Delta version, or of the whole table) are not exactly one write's rows of each file
+ * of `manifests`, or undefined. Any write of the key counts: a path-identity table reads what the key holds
+ * when the sink gets to it, which a producer may have rewritten since the event (the clean scenario). A
+ * file with no rows is a file the sink found missing: nothing in the simulation deletes a landing file but
+ * cleanSource, so that is a row lost to a clean.
+ */
+function mismatch(world: World, manifests: readonly Manifest[], rows: readonly string[]): string | undefined {
+  const byFile = new Map<string, string[]>();
+  for (const row of rows) {
+    const file = row.slice(0, row.indexOf('|'));
+    byFile.set(file, [...(byFile.get(file) ?? []), row]);
+  }
+  const named = new Set(manifests.flatMap((m) => m.files.map((f) => `${sourceUrl(f.key)}@${m.version}`)));
+  for (const manifest of manifests) {
+    for (const ref of manifest.files) {
+      const tag = `|v${manifest.version}`;
+      const got = (byFile.get(sourceUrl(ref.key)) ?? []).filter((r) => r.endsWith(tag));
+      const writes = world.landing.history.get(ref.key) ?? [];
+      if (!writes.some((body) => same(got, rowsOfBody(ref.key, body, manifest.version))))
+        return `${ref.key} of manifest ${manifest.version} has ${got.length} rows, none of its ${writes.length} write(s)' rows`;
+    }
+  }
+  for (const row of rows) {
+    const version = row.slice(row.lastIndexOf('|v') + 2);
+    if (!named.has(`${row.slice(0, row.indexOf('|'))}@${version}`)) return `row ${row} of no manifest file`;
+  }
+  return undefined;
 }
 
 async function rowsOfFile(world: World, key: string): Promise<string[]> {
@@ -77,18 +105,19 @@ async function rowsOfFile(world: World, key: string): Promise<string[]> {
   });
 }
 
-const sorted = (xs: string[]) => [...xs].sort();
-const same = (a: string[], b: string[]) => JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
+const sorted = (xs: readonly string[]) => [...xs].sort();
+export const same = (a: readonly string[], b: readonly string[]) =>
+  JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
 
-interface TableView {
+export interface TableView {
   readonly name: string;
   /** `<prefix>/` of the Delta table in the manifest bucket. */
   readonly root: string;
   readonly commits: number[];
 }
 
-function bronzeTables(world: World): TableView[] {
-  return CONFIG.tables.flatMap((table) => {
+export function bronzeTables(world: World): TableView[] {
+  return world.config.tables.flatMap((table) => {
     if (!table.bronze) return [];
     const { bucket, prefix } = bronzeLocation(table.name, table.bronze, MANIFEST_BUCKET);
     if (bucket !== MANIFEST_BUCKET) throw new Error(`bronze table ${table.name} outside the manifest bucket`);
@@ -102,7 +131,7 @@ function bronzeTables(world: World): TableView[] {
   });
 }
 
-function manifestOf(world: World, table: string, version: number): Manifest | undefined {
+export function manifestOf(world: World, table: string, version: number): Manifest | undefined {
   const body = world.bucket.objects.get(manifestKey(table, version));
   return body === undefined ? undefined : (JSON.parse(body) as Manifest);
 }
@@ -189,13 +218,11 @@ export async function checkDelta(world: World): Promise<string[]> {
       const added = emptyLogState();
       applyCommit(added, d, text);
       for (const add of added.adds.values()) rows.push(...(await rowsOfFile(world, `${root}${add.path}`)));
-      const expected = expectedRows(world, {
-        ...manifest,
-        files: manifest.files.slice(range.from, range.to),
-      });
-      if (!same(rows, expected)) {
+      const part = { ...manifest, files: manifest.files.slice(range.from, range.to) };
+      const wrong = mismatch(world, [part], rows);
+      if (wrong) {
         violations.push(
-          `D2: ${name} Delta version ${d} holds ${rows.length} rows, not the ${expected.length} of manifest ${range.version}'s files ${range.from}-${range.to - 1} (${manifest.batchIds.join(',')})`,
+          `D2: ${name} Delta version ${d} does not hold manifest ${range.version}'s files ${range.from}-${range.to - 1} (${manifest.batchIds.join(',')}): ${wrong}`,
         );
         break;
       }
@@ -222,6 +249,15 @@ function txnsOf(position: SinkPosition, name: string): Map<string, TxnAction> {
       version: partTxnVersion(position.manifestVersion + 1, position.filesDone),
     });
   return txns;
+}
+
+/** Every row of a bronze table at its latest commit, as `file|id|v<manifest version>`. */
+export async function deltaRows(world: World, { root, commits }: TableView): Promise<string[]> {
+  const state = emptyLogState();
+  for (const d of commits) applyCommit(state, d, world.bucket.get(`${root}${logKey(d)}`));
+  const rows: string[] = [];
+  for (const add of state.adds.values()) rows.push(...(await rowsOfFile(world, `${root}${add.path}`)));
+  return rows;
 }
 
 /** Once the pipeline is quiet: the Delta table has every committed version, each row once. */
@@ -251,23 +287,21 @@ export async function checkDeltaComplete(world: World): Promise<string[]> {
     }
     const rows: string[] = [];
     for (const add of state.adds.values()) rows.push(...(await rowsOfFile(world, `${root}${add.path}`)));
-    const expected: string[] = [];
-    for (let v = 1; v <= head; v++)
-      expected.push(...expectedRows(world, manifestOf(world, name, v) as Manifest));
+    const manifests: Manifest[] = [];
+    for (let v = 1; v <= head; v++) manifests.push(manifestOf(world, name, v) as Manifest);
     if (new Set(rows).size !== rows.length) violations.push(`D3: ${name} holds a row twice`);
-    if (!same(rows, expected))
-      violations.push(
-        `D3: ${name} holds ${rows.length} rows; its ${head} versions' files have ${expected.length}`,
-      );
+    const wrong = mismatch(world, manifests, rows);
+    if (wrong)
+      violations.push(`D3: ${name} holds ${rows.length} rows, not its ${head} versions' files: ${wrong}`);
     const cursor = cursorFromItem(name, world.db.get(sinkCursorKey(name)));
     if (
       cursor.manifestVersion !== head ||
       cursor.filesDone !== 0 ||
       cursor.deltaVersion !== lastOurs ||
-      (head > 0 && cursor.rows !== expected.length)
+      (head > 0 && cursor.rows !== rows.length)
     )
       violations.push(
-        `D3: ${name} sink cursor at ${cursor.manifestVersion}+${cursor.filesDone} (Delta ${cursor.deltaVersion}) counting ${cursor.rows} rows; table at ${head} (Delta ${lastOurs}) with ${expected.length}`,
+        `D3: ${name} sink cursor at ${cursor.manifestVersion}+${cursor.filesDone} (Delta ${cursor.deltaVersion}) counting ${cursor.rows} rows; table at ${head} (Delta ${lastOurs}) with ${rows.length}`,
       );
     // Another writer's table properties survive the sink's later schema changes.
     if (foreignProperties !== undefined && state.metaData?.configuration?.['foreign.round'] === undefined)

@@ -3,7 +3,7 @@
  * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
  */
 import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
-import type { SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
+import type { FileClaims, SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import {
   classifyAwsError,
   DefiniteFailureError,
@@ -11,10 +11,11 @@ import {
   UnknownOutcomeError,
 } from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
-import type { BatchRecord, FileRef } from '../../shared/model.ts';
+import type { BatchRecord, FileRef, ObjectRef } from '../../shared/model.ts';
 import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
 import { SimDeltaStore } from './fakes/bronze.ts';
 import type { Item } from './fakes/dynamo.ts';
+import { SimLandingCleaner } from './fakes/landing.ts';
 import { SimLedger } from './fakes/ledger.ts';
 import { type SdkError, sdkError } from './faults.ts';
 import type { SimOptions } from './simulate.ts';
@@ -153,6 +154,21 @@ class NoShrinkCursors implements SinkCursorStore {
   advanceCleaned = (table: string, from: number, to: number) => this.inner.advanceCleaned(table, from, to);
 }
 
+/**
+ * (k) cleanSource as it was: delete and copy by key, whatever write the key holds now (no If-Match), so a
+ * rewrite made after the sink read the key is destroyed.
+ */
+class ByKeyCleaner extends SimLandingCleaner {
+  protected override named(ref: ObjectRef): string {
+    const body = this.ctx.landing.objects.get(ref.key);
+    if (body === undefined) throw sdkError('NoSuchKey', 404);
+    return body;
+  }
+}
+
+/** (l) cleanSource that does not wait for the other tables routing a file: they all hold it already. */
+const holdsEverything: FileClaims = { committedVersion: async () => 0 };
+
 /** Each variant breaks one rule of main's protocol; everything else is main's own code. */
 export const VARIANTS = {
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
@@ -176,6 +192,8 @@ export const VARIANTS = {
    */
   'sink-reused-names': { plumbing: { attemptId: () => 'attempt' } },
   'sink-no-shrink': { plumbing: { cursors: (cursors) => new NoShrinkCursors(cursors) } },
-} satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
+  'clean-by-key': { scenario: 'clean', plumbing: { cleaner: (ctx) => new ByKeyCleaner(ctx) } },
+  'clean-without-waiting': { scenario: 'clean', plumbing: { claims: () => holdsEverything } },
+} satisfies Record<string, Pick<SimOptions, 'plumbing' | 'scenario'>>;
 
 export type VariantName = keyof typeof VARIANTS;

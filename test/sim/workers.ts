@@ -155,7 +155,7 @@ export class Fleet {
       await scheduler.sleep(worker, rng.int(5_000, 40_000));
       if (!this.world.faultsOn) return;
       await this.invoke(worker, 60_000, async () => {
-        for (const { prefix } of bronzePrefixes()) {
+        for (const { prefix } of bronzePrefixes(this.world.config)) {
           const outcome = await foreignCommit(this.world, worker, prefix, round);
           scheduler.log(`${worker.name} foreign ${outcome}`);
         }

@@ -5,7 +5,7 @@ import { InletError } from '../../shared/errors.ts';
 import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
-import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
 import type { RetryLater } from '../../shared/storage/batch-store.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './bronze-memory.ts';
 
@@ -135,42 +135,5 @@ describe('one table cannot stall another (F8)', () => {
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
     expect([...t.deltas.b.commits.keys()]).toEqual([0]);
     expect(t.later).toEqual([]);
-  });
-});
-
-describe('a landing file that is gone (F18, the sink side)', () => {
-  it('is counted in SinkSourcesMissing and logged at WARN with the reason, once per file', async () => {
-    const warnings: { message: string; extra?: Record<string, unknown> }[] = [];
-    const sources = new MemorySources();
-    sources.objects.set('f1.json', '{"a":1}\n');
-    const manifest = manifestOf('t', 1, ['f1.json', 'gone.json', 'gone-too.json']);
-    const metrics = new MemoryMetrics();
-    const handler = makeSinkHandler({
-      config: parsePipelineConfig({ tables: [{ name: 't', bronze: { format: 'json' } }] }),
-      store: { getManifest: async (_t, v) => (v === 1 ? manifest : undefined) },
-      sources,
-      deltaAt: () => new MemoryDelta(),
-      cursors: new MemoryCursors(),
-      manifestBucket: 'mb',
-      log: { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) },
-      now: () => 0,
-      nudger: { nudge: async () => {} },
-      metrics,
-    });
-    await handler(sinkEvent([committed]), { getRemainingTimeInMillis: () => 900_000 });
-    expect(metrics.totals.get(METRIC.sinkSourcesMissing)).toBe(2);
-    const missing = warnings.filter((w) => w.message === 'bronze landing file missing');
-    missing.sort((a, b) => String(a.extra?.file).localeCompare(String(b.extra?.file)));
-    expect(missing).toEqual(
-      ['gone-too.json', 'gone.json'].map((key) => ({
-        message: 'bronze landing file missing',
-        extra: {
-          table: 't',
-          manifestVersion: 1,
-          file: `s3://landing/${key}`,
-          reason: expect.stringContaining('404'),
-        },
-      })),
-    );
   });
 });

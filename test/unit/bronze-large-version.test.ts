@@ -3,6 +3,7 @@
 // timeout as Lambda does. Every run must move the table on, and the version must end in the table whole.
 import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
+import type { ReadIdentity } from '../../shared/bronze/ports.ts';
 import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
@@ -60,13 +61,13 @@ class SlowSources extends MemorySources {
     await this.clock.sleep(this.latencyMs);
     if (this.clock.now > this.killAt) throw new LambdaTimeout('Lambda killed the invocation at its timeout');
   }
-  override async open(ref: ObjectRef) {
+  override async open(ref: ObjectRef, identity: ReadIdentity) {
     await this.wait();
-    return super.open(ref);
+    return super.open(ref, identity);
   }
-  override async openRandom(ref: ObjectRef) {
+  override async openRandom(ref: ObjectRef, identity: ReadIdentity) {
     await this.wait();
-    return super.openRandom(ref);
+    return super.openRandom(ref, identity);
   }
 }
 

@@ -82,15 +82,15 @@ describe('two runs of the sink on one table (F11)', () => {
     });
     let opens = 0;
     const slowSources: SourceObjects = {
-      open: async (ref) => {
+      open: async (ref, identity) => {
         opens += 1;
         if (opens === 2) {
           waiting();
           await gate;
         }
-        return t.sources.open(ref);
+        return t.sources.open(ref, identity);
       },
-      openRandom: (ref) => t.sources.openRandom(ref),
+      openRandom: (ref, identity) => t.sources.openRandom(ref, identity),
     };
     const slowDelta = new Proxy(t.delta, {
       get: (target, prop, receiver) =>
