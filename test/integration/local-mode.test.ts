@@ -38,6 +38,18 @@ function hung(what: string, ms: number, stderr: () => string): Error {
 
 const START_TIMEOUT_MS = 500_000;
 
+/** Processes whose command line names `marker`, once those dying of a kill are gone (up to 10 s). */
+async function survivors(marker: string): Promise<string[]> {
+  let found: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const ps = spawnSync('pgrep', ['-af', marker], { encoding: 'utf8' });
+    found = ps.stdout.split('\n').filter((line) => line.trim() !== '');
+    if (found.length === 0) return found;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return found;
+}
+
 function start(
   args: string[],
   options: { stack?: string; env?: NodeJS.ProcessEnv } = {},
@@ -163,10 +175,9 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     const first = spawn(
       tsx,
       [join(projectRoot, 'cli', 'start.ts'), ...args, '--demo', '--files-per-table', '30'],
-      {
-        cwd: projectRoot,
-        env: killedEnv,
-      },
+      // Its own process group, so the kill reaches every process of it (tsx runs the CLI in a child,
+      // which a SIGKILL of tsx alone leaves running), as a crash takes the whole machine.
+      { cwd: projectRoot, env: killedEnv, detached: true },
     );
     let firstErr = '';
     await new Promise<void>((resolve, reject) => {
@@ -187,8 +198,13 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
       });
       first.once('exit', done);
     });
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    expect(first.exitCode, `run 1 ended before its kill:\n${firstErr.slice(-2000)}`).toBeNull();
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    process.kill(-(first.pid as number), 'SIGKILL');
+    await exited;
+    // Run 1 is dead, every process of it: a survivor would go on working beside run 2 (and writing its
+    // state), so the test would show a pipeline that was never killed.
+    expect(await survivors(killedStack)).toEqual([]);
 
     // Run 2: the same emulator and stack; messages in flight come back after their visibility timeout.
     const second = await start(['--available-now', ...timings], { stack: killedStack, env: killedEnv });
