@@ -10,6 +10,21 @@ describe('targetFromEnv', () => {
     });
   });
 
+  it("keeps the credentials the environment gives: in local mode a function's own, as Lambda gives them", () => {
+    const env = {
+      INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000',
+      AWS_ACCESS_KEY_ID: 'ROLE-OF-BATCHER',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_SESSION_TOKEN: 'token',
+    };
+    const target = targetFromEnv(env);
+    expect(target && clientConfig(target).credentials).toEqual({
+      accessKeyId: 'ROLE-OF-BATCHER',
+      secretAccessKey: 'secret',
+      sessionToken: 'token',
+    });
+  });
+
   it('points localstack at :4566 and keeps the configured region', () => {
     expect(targetFromEnv({ INLET_AWS_TARGET: 'localstack', AWS_REGION: 'eu-west-1' })).toEqual({
       kind: 'emulator',
