@@ -10,6 +10,7 @@ import { SqsEnqueuer } from '../shared/backfill/sqs-enqueuer.ts';
 import { parsePipelineConfig } from '../shared/config.ts';
 import { MemoryMetrics } from '../shared/metrics.ts';
 import type { BackfillDeps } from '../shared/usecases/backfill.ts';
+import { inProcessBackfill } from '../test/support/in-process-backfill.ts';
 import { writeInventoryReport } from '../test/support/inventory.ts';
 import { uniqueName } from '../test/support/names.ts';
 import { synthesizeBackfillDefinition } from './backfill-definition.ts';
@@ -46,9 +47,8 @@ export const backfill: Benchmark = {
       const executor = new LocalBackfill({
         clients: observer,
         stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:bench-backfill',
-        endpoint: '',
-        region: 'us-east-1',
-        standalone: { definition, deps: deps(table) },
+        lambda: inProcessBackfill(deps(table)),
+        standalone: { definition },
       });
       const name = uniqueName('bench-run');
       const started = Date.now();

@@ -1,4 +1,5 @@
-// `npm start`: the whole pipeline on this machine, against the local emulator, with the real handlers.
+// `npm start`: the whole pipeline on this machine, against the local emulator, each function's bundle run
+// as Lambda runs it (local/lambda/).
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { DemoPlan } from '../local/demo.ts';
@@ -16,7 +17,9 @@ function wholeNumber(min: number, max: number): (value: string) => number {
 }
 
 const program = new Command('npm start --')
-  .description('Run the Inlet pipeline locally: emulator, resources from the CDK stack, the real handlers.')
+  .description(
+    'Run the Inlet pipeline locally: emulator, resources from the CDK stack, the bundled functions under the Lambda Runtime API.',
+  )
   .option('--demo', 'upload demo files (duplicates, awkward keys, temp files) and a few bad messages')
   .option('--available-now', 'ingest until nothing is pending, print a JSON summary as the last line, exit')
   .option('--endpoint <url>', 'use an emulator that is already running (default: a background one, reused)')
@@ -94,6 +97,9 @@ writeLocalConfig(
   ),
 );
 say(
+  `functions: ${stack.functions.length} bundles, each in its own process under the Lambda Runtime Interface Emulator`,
+);
+say(
   `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,
 );
 
@@ -153,7 +159,7 @@ if (opts.availableNow) {
     duplicatesDropped: total('DuplicatesDropped'),
     versions: now.versions,
     quarantined,
-    ...(runner.sink ? { bronze: await bronzeSummary(runner.sink.runtime.cursors, runner.sink.tables) } : {}),
+    ...(runner.bronze ? { bronze: await bronzeSummary(runner.bronze.cursors, runner.bronze.tables) } : {}),
   };
   const ok = committed + quarantined === files && versionsOk.every(Boolean);
   if (!ok)

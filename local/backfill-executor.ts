@@ -1,15 +1,10 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { StateMachine } from 'aws-local-stepfunctions';
 import type { AwsClients } from '../shared/aws/clients.ts';
-import { backfillFromEnv } from '../shared/aws/runtime.ts';
 import type { BackfillSummary } from '../shared/backfill/request.ts';
-import { type BackfillTask, makeBackfillHandler } from '../shared/handlers/backfill-handler.ts';
-import type { Log } from '../shared/log.ts';
-import type { MetricsSink } from '../shared/metrics.ts';
-import type { BackfillDeps } from '../shared/usecases/backfill.ts';
+import { LambdaFunctionError, type LambdaInvoker } from './lambda/invoker.ts';
 
 // aws-local-stepfunctions 3 targets Node 22 and calls Promise.withResolvers (Node >= 22); Node 20 runs it
 // with this standard polyfill. Local mode and tests only: the Lambda functions never load this file.
@@ -50,24 +45,23 @@ export interface ExecutionRecord {
   readonly pid: number;
 }
 
+/** Runs the state machine's Lambda tasks; `logicalIdOf` turns the name or ARN a task names into a logical id. */
+export type TaskInvoker = LambdaInvoker & { logicalIdOf?(functionNameOrArn: string): string | undefined };
+
 export interface LocalBackfillOptions {
   readonly clients: AwsClients;
   readonly stateMachineArn: string;
-  readonly endpoint: string;
-  readonly region: string;
+  /** The local stack's functions (local/lambda/host.ts: each task runs the function's bundle). */
+  readonly lambda: TaskInvoker;
   /** Where execution records go, one JSON file each (`inlet backfill status` reads them). */
   readonly recordsDir?: string;
-  readonly log?: Log;
-  readonly metrics?: MetricsSink;
   /** Overrides every Retry interval (ms): tests keep backoff short. */
   readonly retryIntervalMs?: number;
-  /** Tests inject faults into the function's dependencies. */
-  readonly wrapDeps?: (deps: BackfillDeps) => BackfillDeps;
   /**
-   * Run this definition with these dependencies instead of the deployed state machine's and function's
-   * (bench/backfill-definition.ts synthesizes it): the bench, on resources no stack made.
+   * Run this definition instead of the deployed state machine's (bench/backfill-definition.ts synthesizes it):
+   * the bench, on resources no stack made, with an invoker of its own.
    */
-  readonly standalone?: { readonly definition: object; readonly deps: BackfillDeps };
+  readonly standalone?: { readonly definition: object };
 }
 
 type StateDefinition = {
@@ -107,54 +101,28 @@ function allStates(definition: Definition): Array<[string, StateDefinition]> {
 /**
  * Step Functions, locally: runs the deployed state machine's definition (from the emulator's Step
  * Functions, as CloudFormation created it from the synthesized template) in aws-local-stepfunctions, an ASL
- * interpreter, with each Lambda task calling our real handler built from the deployed function's
- * environment. moto's own interpreter would run Lambda tasks in Docker, which this machine lacks.
+ * interpreter, with each Lambda task invoking the function it names through the local Lambda host (its
+ * bundle, its own process, the Runtime API). moto's own interpreter would run Lambda tasks in Docker, which
+ * this machine lacks.
  */
 export class LocalBackfill {
   private readonly records = new Map<string, ExecutionRecord>();
   private readonly running = new Map<string, Promise<ExecutionRecord>>();
-  private prepared?: Promise<{ definition: Definition; handler: (task: BackfillTask) => Promise<unknown> }>;
+  private prepared?: Promise<Definition>;
   private stateMachineName: string;
 
   constructor(private readonly options: LocalBackfillOptions) {
     this.stateMachineName = options.stateMachineArn.split(':').at(-1) ?? 'backfill';
   }
 
-  private prepare() {
+  private prepare(): Promise<Definition> {
     this.prepared ??= (async () => {
       const { clients, standalone } = this.options;
-      if (standalone) {
-        const deps = this.options.wrapDeps ? this.options.wrapDeps(standalone.deps) : standalone.deps;
-        return { definition: standalone.definition as Definition, handler: makeBackfillHandler(deps) };
-      }
+      if (standalone) return standalone.definition as Definition;
       const described = await clients.sfn.send(
         new DescribeStateMachineCommand({ stateMachineArn: this.options.stateMachineArn }),
       );
-      const definition = JSON.parse(described.definition ?? '{}') as Definition;
-      const functions = new Set<string>();
-      for (const [, state] of allStates(definition)) {
-        if (state.Type !== 'Task' || !state.Resource?.endsWith(':states:::lambda:invoke')) continue;
-        functions.add((state.Parameters as { FunctionName: string }).FunctionName);
-      }
-      if (functions.size !== 1)
-        throw new Error(
-          `expected one backfill function in the definition, found ${[...functions].join(', ')}`,
-        );
-      const [functionName] = functions as unknown as [string];
-      const config = await clients.lambda.send(
-        new GetFunctionConfigurationCommand({ FunctionName: functionName }),
-      );
-      const env = {
-        ...config.Environment?.Variables,
-        INLET_AWS_ENDPOINT: this.options.endpoint,
-        AWS_REGION: this.options.region,
-      };
-      let deps = backfillFromEnv('inlet-backfill', env, {
-        ...(this.options.log ? { log: this.options.log } : {}),
-        ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
-      });
-      if (this.options.wrapDeps) deps = this.options.wrapDeps(deps);
-      return { definition, handler: makeBackfillHandler(deps) };
+      return JSON.parse(described.definition ?? '{}') as Definition;
     })();
     return this.prepared;
   }
@@ -171,7 +139,7 @@ export class LocalBackfill {
       if (JSON.stringify(existing.input) === JSON.stringify(input)) return existing;
       throw Object.assign(new Error(`execution ${name} already exists`), { name: 'ExecutionAlreadyExists' });
     }
-    const { definition, handler } = await this.prepare();
+    const definition = await this.prepare();
     const record: ExecutionRecord = {
       name,
       executionArn: this.executionArn(name),
@@ -184,7 +152,7 @@ export class LocalBackfill {
     };
     this.records.set(name, record);
     this.save(record);
-    this.running.set(name, this.execute(definition, handler, record));
+    this.running.set(name, this.execute(definition, record));
     return record;
   }
 
@@ -211,11 +179,7 @@ export class LocalBackfill {
     return this.records.get(name);
   }
 
-  private async execute(
-    definition: Definition,
-    handler: (task: BackfillTask) => Promise<unknown>,
-    record: ExecutionRecord,
-  ): Promise<ExecutionRecord> {
+  private async execute(definition: Definition, record: ExecutionRecord): Promise<ExecutionRecord> {
     const machine = stateMachineFor(definition);
     const taskResourceLocalHandlers: Record<string, (input: never) => Promise<unknown>> = {};
     const retryIntervalOverrides: Record<string, number> = {};
@@ -224,12 +188,15 @@ export class LocalBackfill {
       if (this.options.retryIntervalMs !== undefined)
         retryIntervalOverrides[stateName] = this.options.retryIntervalMs;
       if (state.Resource?.endsWith(':states:::lambda:invoke')) {
-        // The lambda:invoke integration's result shape; an error keeps its name (Lambda's errorType).
-        taskResourceLocalHandlers[stateName] = async (input: { Payload: BackfillTask }) => ({
-          Payload: await handler(input.Payload),
-          StatusCode: 200,
-          ExecutedVersion: '$LATEST',
-        });
+        // The lambda:invoke integration's result shape. A function error is the task's error: its name is
+        // Lambda's errorType (what Retry and Catch match), its cause the error payload, as Step Functions has it.
+        taskResourceLocalHandlers[stateName] = async (input: { FunctionName: string; Payload: unknown }) => {
+          const { lambda } = this.options;
+          const id = lambda.logicalIdOf?.(input.FunctionName) ?? input.FunctionName;
+          const result = await lambda.invoke(id, input.Payload);
+          if (!result.ok) throw new LambdaFunctionError(result.error);
+          return { Payload: result.payload, StatusCode: 200, ExecutedVersion: '$LATEST' };
+        };
       } else if (state.Resource?.endsWith(':states:::aws-sdk:sfn:startExecution')) {
         taskResourceLocalHandlers[stateName] = async (input: { Name: string; Input: string }) => {
           const started = await this.start(JSON.parse(input.Input), input.Name);

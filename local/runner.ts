@@ -1,20 +1,17 @@
 import { appendFileSync } from 'node:fs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { queueDepth } from '../shared/aws/queues.ts';
-import {
-  batcherRuntimeFromEnv,
-  committerRuntimeFromEnv,
-  sweeperRuntimeFromEnv,
-} from '../shared/aws/runtime.ts';
-import { sinkRuntimeFromEnv } from '../shared/bronze/runtime.ts';
-import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
-import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
-import type { Log } from '../shared/log.ts';
-import { MemoryMetrics } from '../shared/metrics.ts';
-import { OUTPUTS, SERVICE } from '../shared/names.ts';
-import { SinkTable } from '../shared/usecases/sink.ts';
-import { commitsInFlight, sweepStale } from '../shared/usecases/sweep.ts';
-import type { FunctionName, LocalStack } from './local-stack.ts';
+import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
+import { configFromEnv } from '../shared/config.ts';
+import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
+import { OUTPUTS } from '../shared/names.ts';
+import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
+import { commitsInFlight } from '../shared/usecases/sweep.ts';
+import { type AccessPolicy, emulatorAccess } from './lambda/access.ts';
+import { LambdaHost } from './lambda/host.ts';
+import { installedLambdaRuntime, LambdaRuntimeSetupError } from './lambda/install.ts';
+import { type FunctionError, LambdaFunctionError } from './lambda/invoker.ts';
+import type { EventSourceSettings, LocalStack, ScheduleSettings } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
 
 export interface RunnerOptions {
@@ -22,8 +19,10 @@ export interface RunnerOptions {
   readonly stack: LocalStack;
   readonly endpoint: string;
   readonly region: string;
-  /** JSON lines of the handlers' logs. */
+  /** Every line the functions write (their logs), each after its function's logical id. */
   readonly logFile?: string;
+  /** Each function's endpoint and credentials. @default every function straight to `endpoint` */
+  readonly access?: AccessPolicy;
   /**
    * How often `untilQuiet` checks (it wants two quiet checks in a row). Tests that wait for a few files
    * at a time check more often; a terminal watching a drain needs no more than two a second. @default 500
@@ -38,100 +37,116 @@ export interface QueueDepths {
   readonly commitDlq: number;
 }
 
-function fileLog(path: string | undefined, service: string): Log {
-  const write = (level: string) => (message: string, extra?: Record<string, unknown>) => {
-    if (path)
-      appendFileSync(
-        path,
-        `${JSON.stringify({ level, service, timestamp: new Date().toISOString(), message, ...extra })}\n`,
-      );
+/** An invocation that failed, as the event source or schedule that made it saw it. */
+export interface FailedInvocation {
+  readonly functionLogicalId: string;
+  readonly error: FunctionError;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What EventBridge sends a scheduled rule's target. */
+function scheduledEvent(): Record<string, unknown> {
+  return {
+    version: '0',
+    id: crypto.randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    resources: [],
+    detail: {},
   };
-  return { debug: () => {}, info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
 }
 
 /**
- * Lambda's SQS event source mappings and the sweeper's schedule, on this machine: the real handlers built
- * the way the Lambda entrypoints build them, from each function's environment in the template.
+ * What Lambda's SQS event source mappings and EventBridge's schedules do for the deployed stack, on this
+ * machine: each mapping of the template polls its queue with the template's settings and invokes its
+ * function, each schedule invokes its function at its rate; every invocation runs the function's bundle in a
+ * process of its own under the Lambda Runtime API (local/lambda/host.ts). Nothing here runs product code:
+ * the ledger, manifests and sink cursors are read through their adapters, to tell when all is done.
  */
 export class LocalRunner {
-  readonly metrics = new MemoryMetrics();
+  readonly host: LambdaHost;
   invocations = 0;
+  /** The last invocations that failed (100 at most). */
+  readonly failures: FailedInvocation[] = [];
+  readonly ledger: DynamoDbLedger;
+  readonly store: S3BatchStore;
+  /** The bronze tables and their sink cursors, when a table has a Delta sink. */
+  readonly bronze: { readonly tables: string[]; readonly cursors: DynamoDbSinkCursorStore } | undefined;
   private stopping = false;
   private loops: Promise<void>[] = [];
-  private readonly runtimes;
-  /** The bronze sink, when a table has `bronze`: run in a loop here instead of from its FIFO queue. */
-  readonly sink:
-    | {
-        readonly table: SinkTable;
-        readonly runtime: ReturnType<typeof sinkRuntimeFromEnv>;
-        readonly tables: string[];
-      }
-    | undefined;
+  private lastEarlySweep = 0;
 
   constructor(private readonly options: RunnerOptions) {
-    const env = (name: FunctionName) => ({
-      ...options.stack.environment[name],
-      INLET_AWS_ENDPOINT: options.endpoint,
-      AWS_REGION: options.region,
+    const runtime = installedLambdaRuntime();
+    if (!runtime)
+      throw new LambdaRuntimeSetupError(
+        'the Lambda runtime is not installed: run `npx tsx local/setup.ts` first',
+      );
+    const { clients, stack } = options;
+    this.host = new LambdaHost({
+      lambda: clients.lambda,
+      functions: stack.functions,
+      runtime,
+      region: options.region,
+      access: options.access ?? emulatorAccess(options.endpoint),
+      onLog: (id, line) => {
+        if (options.logFile) appendFileSync(options.logFile, `[${id}] ${line}\n`);
+      },
     });
-    const overrides = (service: string) => ({
-      log: fileLog(options.logFile, service),
-      metrics: this.metrics,
+    const tableName = stack.outputs[OUTPUTS.ledgerTable] ?? '';
+    this.ledger = new DynamoDbLedger({ client: clients.dynamodb, tableName });
+    this.store = new S3BatchStore({
+      client: clients.s3,
+      bucket: stack.outputs[OUTPUTS.manifestBucket] ?? '',
     });
-    this.runtimes = {
-      batcher: batcherRuntimeFromEnv(SERVICE.batcher, env('Batcher'), overrides(SERVICE.batcher)),
-      committer: committerRuntimeFromEnv(SERVICE.committer, env('Committer'), overrides(SERVICE.committer)),
-      sweeper: sweeperRuntimeFromEnv(SERVICE.sweeper, env('Sweeper'), overrides(SERVICE.sweeper)),
-    };
-    // The sink reads what the committer reads (config, ledger, manifest bucket): the committer's environment.
-    const sinkRuntime = sinkRuntimeFromEnv(env('Committer'), {
-      log: fileLog(options.logFile, SERVICE.sink),
-      nudger: { nudge: async () => {} },
-    });
-    const bronzeTables = sinkRuntime.config.tables.filter((t) => t.bronze).map((t) => t.name);
-    this.sink =
+    const bronzeTables = configFromEnv(stack.environment.Committer)
+      .tables.filter((t) => t.bronze)
+      .map((t) => t.name);
+    this.bronze =
       bronzeTables.length > 0
-        ? { table: new SinkTable(sinkRuntime), runtime: sinkRuntime, tables: bronzeTables }
+        ? {
+            tables: bronzeTables,
+            cursors: new DynamoDbSinkCursorStore({ client: clients.dynamodb, tableName }),
+          }
         : undefined;
   }
 
-  /** Each bronze table caught up with its committed versions, like the sink's queue would drive it. */
-  private async sinkLoop(): Promise<void> {
-    const sink = this.sink;
-    if (!sink) return;
-    while (!this.stopping) {
-      for (const table of sink.tables) {
-        try {
-          await sink.table.catchUp(table, Date.now() + 60_000);
-        } catch (error) {
-          fileLog(this.options.logFile, 'local-runner').error('bronze sink failed; retrying', {
-            table,
-            error: String(error),
-          });
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+  /** The functions' metrics, from their EMF log lines. */
+  get metrics() {
+    return this.host.metrics;
+  }
+
+  private log(message: string, extra: Record<string, unknown>): void {
+    if (this.options.logFile)
+      appendFileSync(
+        this.options.logFile,
+        `[local-runner] ${JSON.stringify({ timestamp: new Date().toISOString(), message, ...extra })}\n`,
+      );
+  }
+
+  private failed(functionLogicalId: string, error: unknown): void {
+    const reported =
+      error instanceof LambdaFunctionError
+        ? error.error
+        : { errorType: 'Local.Error', errorMessage: error instanceof Error ? error.message : String(error) };
+    this.failures.push({ functionLogicalId, error: reported });
+    if (this.failures.length > 100) this.failures.shift();
   }
 
   /** Every bronze table's Delta version is its manifest head - 1. */
   async sinksCaughtUp(): Promise<boolean> {
-    const sink = this.sink;
-    if (!sink) return true;
-    for (const table of sink.tables) {
-      const head = (await this.runtimes.sweeper.ledger.getTable(table)).head;
-      if ((await sink.runtime.cursors.get(table)).deltaVersion !== head - 1) return false;
+    for (const table of this.bronze?.tables ?? []) {
+      const head = (await this.ledger.getTable(table)).head;
+      if ((await this.bronze?.cursors.get(table))?.deltaVersion !== head - 1) return false;
     }
     return true;
   }
 
-  private async pollLoop(name: 'Batcher' | 'Committer'): Promise<void> {
-    const source = this.options.stack.eventSources[name];
-    if (!source) throw new Error(`no event source for ${name} in the template`);
-    const handler =
-      name === 'Batcher'
-        ? makeBatcherHandler(this.runtimes.batcher)
-        : makeCommitterHandler(this.runtimes.committer);
+  /** Lambda's SQS event source mapping: one poller (FIFO groups stay in order), the template's settings. */
+  private async pollLoop(source: EventSourceSettings): Promise<void> {
+    const fn = source.functionLogicalId;
     while (!this.stopping) {
       try {
         const result = await pollOnce(
@@ -143,56 +158,80 @@ export class LocalRunner {
             batchingWindowMs: source.batchingWindowMs,
             waitSeconds: 1,
           },
-          handler,
+          async (event) => {
+            const invocation = await this.host.invoke(fn, event);
+            if (!invocation.ok) throw new LambdaFunctionError(invocation.error);
+            // Without ReportBatchItemFailures, Lambda takes any successful response as the whole batch done.
+            return source.reportBatchItemFailures ? (invocation.payload as never) : undefined;
+          },
         );
         if (result.received > 0) this.invocations += 1;
         if (result.crashed) {
-          fileLog(this.options.logFile, 'local-runner').error(
-            'invocation failed; its messages return after the visibility timeout',
-            {
-              function: name,
-              error:
-                result.error instanceof Error
-                  ? (result.error.stack ?? result.error.message)
-                  : String(result.error),
-            },
-          );
+          this.failed(fn, result.error);
+          this.log('invocation failed; its messages return after the visibility timeout', {
+            function: fn,
+            error: result.error instanceof Error ? result.error.message : String(result.error),
+          });
         }
       } catch (error) {
-        fileLog(this.options.logFile, 'local-runner').error('poll failed', {
-          function: name,
-          error: String(error),
-        });
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        this.log('poll failed', { function: fn, error: String(error) });
+        await sleep(1_000);
       }
     }
   }
 
-  private async sweepLoop(): Promise<void> {
-    const staleMs = Number(this.options.stack.environment.Sweeper.INLET_STALE_AFTER_SECONDS ?? 300) * 1000;
+  /** One scheduled invocation, retried as the rule's target retry policy says. */
+  private async fire(schedule: ScheduleSettings): Promise<void> {
+    for (let attempt = 0; attempt <= schedule.retryAttempts && !this.stopping; attempt++) {
+      const invocation = await this.host.invoke(schedule.functionLogicalId, scheduledEvent()).catch(
+        (error: Error): Awaited<ReturnType<LambdaHost['invoke']>> => ({
+          ok: false,
+          error: { errorType: 'Local.Error', errorMessage: error.message },
+        }),
+      );
+      if (invocation.ok) return;
+      this.failed(schedule.functionLogicalId, new LambdaFunctionError(invocation.error));
+      this.log('scheduled invocation failed', {
+        function: schedule.functionLogicalId,
+        error: invocation.error,
+      });
+      await sleep(1_000);
+    }
+  }
+
+  private async scheduleLoop(schedule: ScheduleSettings): Promise<void> {
     let last = Date.now();
     while (!this.stopping) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      if (Date.now() - last >= staleMs) {
-        last = Date.now();
-        await this.sweep(staleMs).catch(() => undefined);
-      }
+      await sleep(500);
+      if (Date.now() - last < schedule.everyMs) continue;
+      last = Date.now();
+      await this.fire(schedule);
     }
   }
 
-  sweep(olderThanMs: number) {
-    return sweepStale(this.runtimes.sweeper, olderThanMs);
+  /**
+   * Brings the schedules' next firing forward (the sweeper re-requests what it finds stalled for longer than
+   * its threshold, the template's sweep interval): what `untilQuiet` does when only the sweeper can help.
+   */
+  async fireSchedulesNow(): Promise<void> {
+    if (Date.now() - this.lastEarlySweep < 5_000) return;
+    this.lastEarlySweep = Date.now();
+    await Promise.all(this.options.stack.schedules.map((s) => this.fire(s)));
   }
 
   start(): void {
     this.stopping = false;
-    this.loops = [this.pollLoop('Batcher'), this.pollLoop('Committer'), this.sweepLoop(), this.sinkLoop()];
+    this.loops = [
+      ...this.options.stack.eventSources.map((source) => this.pollLoop(source)),
+      ...this.options.stack.schedules.map((schedule) => this.scheduleLoop(schedule)),
+    ];
   }
 
-  /** Lets the invocations in flight finish, like a Lambda draining, then returns. */
+  /** Lets the invocations in flight finish, like a Lambda draining, then stops the functions' processes. */
   async stop(): Promise<void> {
     this.stopping = true;
     await Promise.all(this.loops);
+    await this.host.stop();
   }
 
   async depths(): Promise<QueueDepths> {
@@ -210,38 +249,38 @@ export class LocalRunner {
     };
   }
 
+  /** Every queue a mapping polls, waiting and in flight. */
+  private async polledDepth(): Promise<number> {
+    let total = 0;
+    for (const { queueUrl } of this.options.stack.eventSources) {
+      const { visible, inFlight } = await queueDepth(this.options.clients.sqs, queueUrl);
+      total += visible + inFlight;
+    }
+    return total;
+  }
+
   /** Nothing queued or in flight, and no batch sealed or version reserved but not committed. */
   async quiet(): Promise<boolean> {
-    const d = await this.depths();
-    if (d.ingest > 0 || d.commit > 0) return false;
-    if (await commitsInFlight(this.runtimes.sweeper.ledger, this.options.stack.tables)) return false;
+    if ((await this.polledDepth()) > 0) return false;
+    if (await commitsInFlight(this.ledger, this.options.stack.tables)) return false;
     return this.sinksCaughtUp();
   }
 
-  /** `Trigger.AvailableNow`: process until quiet twice in a row, re-requesting stalled commits when idle. */
+  /** `Trigger.AvailableNow`: process until quiet twice in a row, bringing the sweeper forward when idle. */
   async untilQuiet(onTick?: () => Promise<void> | void, timeoutMs = 10 * 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let quietChecks = 0;
     while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, this.options.quietCheckMs ?? 500));
+      await sleep(this.options.quietCheckMs ?? 500);
       await onTick?.();
       if (await this.quiet()) {
         quietChecks += 1;
         if (quietChecks >= 2) return;
       } else {
         quietChecks = 0;
-        const d = await this.depths();
-        if (d.ingest === 0 && d.commit === 0) await this.sweep(0);
+        if ((await this.polledDepth()) === 0) await this.fireSchedulesNow();
       }
     }
     throw new Error(`still not quiet after ${Math.round(timeoutMs / 1000)} s`);
-  }
-
-  get ledger() {
-    return this.runtimes.sweeper.ledger;
-  }
-
-  get store() {
-    return this.runtimes.committer.store;
   }
 }

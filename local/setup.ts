@@ -1,4 +1,5 @@
-// `npm test` / `npm start` pre-step: make sure the emulator venv exists before anything else runs.
+// `npm test` / `npm start` pre-step: the emulator venv and the Lambda runtime, installed (once) side by side.
+import { ensureLambdaRuntime } from './lambda/install.ts';
 import { ensureVenv } from './venv.ts';
 
-await ensureVenv();
+await Promise.all([ensureVenv(), ensureLambdaRuntime()]);

@@ -2,10 +2,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LocalBackfill, readExecutionRecord } from '../../local/backfill-executor.ts';
+import { emulatorAccess } from '../../local/lambda/access.ts';
+import { LambdaHost } from '../../local/lambda/host.ts';
+import { installedLambdaRuntime } from '../../local/lambda/install.ts';
 import { projectRoot } from '../../local/paths.ts';
 import { backfillRecordsDir } from '../../local/state.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
-import { MemoryMetrics } from '../../shared/metrics.ts';
 import { CliError } from '../errors.ts';
 import type { CliTarget } from '../target.ts';
 import { type Backfills, lastSegment, parseCause, type RunView, resumeHint } from './run-view.ts';
@@ -110,15 +112,29 @@ export class LocalBackfills implements Backfills {
   }
 }
 
+/**
+ * The executor for the local stack: its Lambda tasks run the backfill function's bundle (local/lambda/host.ts),
+ * as `npm start` runs the other functions. The functions' processes end with this one.
+ */
 export function localExecutor(target: CliTarget): LocalBackfill {
+  const runtime = installedLambdaRuntime();
+  if (!runtime || !target.functions)
+    throw new CliError(
+      runtime
+        ? '.inlet/local.json names no functions (it predates local mode running bundles): run `npm start` again'
+        : 'the Lambda runtime is not installed: run `npm start` first',
+    );
+  const lambda = new LambdaHost({
+    lambda: target.clients.lambda,
+    functions: target.functions,
+    runtime,
+    region: target.region ?? 'us-east-1',
+    access: emulatorAccess(target.endpoint ?? ''),
+  });
   return new LocalBackfill({
     clients: target.clients,
     stateMachineArn: target.backfillStateMachineArn,
-    endpoint: target.endpoint ?? '',
-    region: target.region ?? 'us-east-1',
+    lambda,
     recordsDir: backfillRecordsDir,
-    // The handler's logs and EMF metrics would interleave with the CLI's output; the records carry the counts.
-    log: { debug() {}, info() {}, warn() {}, error() {} },
-    metrics: new MemoryMetrics(),
   });
 }

@@ -13,6 +13,7 @@ import { parseMessage } from '../../shared/events/parse-message.ts';
 import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { inProcessBackfill } from '../support/in-process-backfill.ts';
 import { writeInventoryReport } from '../support/inventory.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
 
@@ -98,27 +99,23 @@ describe.skipIf(target.kind !== 'emulator')(
       const executor = new LocalBackfill({
         clients,
         stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:inventory-test',
-        endpoint: '',
-        region: 'us-east-1',
-        standalone: {
-          definition,
-          deps: {
-            config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
-            landingBucket: bucket,
-            lister: new S3ObjectLister(clients.s3),
-            inventory: new S3InventoryReader(clients.s3),
-            ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: resources.ledgerTable }),
-            enqueuer: new SqsEnqueuer({
-              client: clients.sqs,
-              queueUrl: resources.ingestQueue.url,
-              recordsPerMessage: 10,
-            }),
-            log: { debug() {}, info() {}, warn() {}, error() {} },
-            metrics: new MemoryMetrics(),
-            now: Date.now,
-            limits: { pagesPerStep: 2, pageSize: 5, stepBudgetMs: 60_000, stepsPerExecution: 3 },
-          },
-        },
+        standalone: { definition },
+        lambda: inProcessBackfill({
+          config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
+          landingBucket: bucket,
+          lister: new S3ObjectLister(clients.s3),
+          inventory: new S3InventoryReader(clients.s3),
+          ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: resources.ledgerTable }),
+          enqueuer: new SqsEnqueuer({
+            client: clients.sqs,
+            queueUrl: resources.ingestQueue.url,
+            recordsPerMessage: 10,
+          }),
+          log: { debug() {}, info() {}, warn() {}, error() {} },
+          metrics: new MemoryMetrics(),
+          now: Date.now,
+          limits: { pagesPerStep: 2, pageSize: 5, stepBudgetMs: 60_000, stepsPerExecution: 3 },
+        }),
       });
       const name = uniqueName('inv');
       await executor.start({ table: 'orders', inventory: manifest, concurrency: 3 }, name);

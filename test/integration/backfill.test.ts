@@ -15,19 +15,22 @@ import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ExecutionRecord, LocalBackfill } from '../../local/backfill-executor.ts';
+import { type ExecutionRecord, LocalBackfill, type TaskInvoker } from '../../local/backfill-executor.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { projectRoot } from '../../local/paths.ts';
 import { LocalRunner } from '../../local/runner.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
+import { backfillFromEnv } from '../../shared/aws/runtime.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
+import { silentLog } from '../../shared/log.ts';
 import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
+import { inProcessBackfill } from '../support/in-process-backfill.ts';
 
 const target = testTarget();
 const clients = testClients();
@@ -36,8 +39,8 @@ const region = 'us-east-1';
 
 /**
  * The backfill state machine as CDK synthesizes it, deployed to the emulator through CloudFormation and
- * executed by the ASL interpreter with the real backfill handler, next to the real batcher and committer
- * (LocalRunner). Small steps (2 pages) and short executions (3 steps) so continue-as-new happens.
+ * executed by the ASL interpreter, its tasks invoking the backfill function's bundle, next to the batcher
+ * and committer bundles (LocalRunner). Small steps (2 pages) and short executions (3 steps) so continue-as-new happens.
  */
 describe.skipIf(target.kind !== 'emulator')(
   'backfill, reprocess and reconcile (Step Functions, executed)',
@@ -46,19 +49,42 @@ describe.skipIf(target.kind !== 'emulator')(
     let runner: LocalRunner;
     let bucket: string;
     let queueUrl: string;
-    const metrics = new MemoryMetrics();
 
+    /**
+     * The executor of the deployed state machine: its Lambda tasks run the backfill function's bundle. With
+     * `wrapDeps`, the handler runs in this process instead, built from the deployed function's environment,
+     * with faults injected into its ports (a bundle in its own process cannot host them: docs/testing.md).
+     */
     const backfill = (wrapDeps?: (deps: BackfillDeps) => BackfillDeps) =>
       new LocalBackfill({
         clients,
         stateMachineArn: stack.outputs[OUTPUTS.backfillStateMachine] ?? '',
-        endpoint,
-        region,
         retryIntervalMs: 20,
-        metrics,
-        log: { debug() {}, info() {}, warn() {}, error() {} },
-        ...(wrapDeps ? { wrapDeps } : {}),
+        lambda: wrapDeps ? faulty(wrapDeps) : runner.host,
       });
+
+    function faulty(wrapDeps: (deps: BackfillDeps) => BackfillDeps): TaskInvoker {
+      let invoker: Promise<TaskInvoker> | undefined;
+      return {
+        async invoke(id, payload) {
+          invoker ??= (async () => {
+            const fn = stack.functions.find((f) => f.logicalId === runner.host.logicalIdOf(id)) ?? {
+              functionName: '',
+            };
+            const { Environment } = await clients.lambda.send(
+              new GetFunctionConfigurationCommand({ FunctionName: fn.functionName }),
+            );
+            const env = { ...Environment?.Variables, INLET_AWS_ENDPOINT: endpoint, AWS_REGION: region };
+            const deps = backfillFromEnv('inlet-backfill', env, {
+              log: silentLog,
+              metrics: new MemoryMetrics(),
+            });
+            return inProcessBackfill({ ...wrapDeps(deps), metrics: new MemoryMetrics() });
+          })();
+          return (await invoker).invoke(id, payload);
+        },
+      };
+    }
 
     /** Runs a whole backfill (every continuation); the last execution's record. */
     async function run(
@@ -450,7 +476,7 @@ describe.skipIf(target.kind !== 'emulator')(
       await put(seen);
       await runner.untilQuiet();
       await putWithoutEvents(lost);
-      const missingBefore = metrics.totals.get(METRIC.reconcileMissing) ?? 0;
+      const missingBefore = runner.metrics.totals.get(METRIC.reconcileMissing) ?? 0;
 
       const { last } = await run({
         table: 'clicks',
@@ -465,7 +491,8 @@ describe.skipIf(target.kind !== 'emulator')(
         enqueued: 15,
         alreadyIngested: 10,
       });
-      expect((metrics.totals.get(METRIC.reconcileMissing) ?? 0) - missingBefore).toBe(15);
+      // From the backfill function's EMF log lines, as CloudWatch would have the metric.
+      expect((runner.metrics.totals.get(METRIC.reconcileMissing) ?? 0) - missingBefore).toBe(15);
       await runner.untilQuiet();
       expectExactlyOnce(await manifestKeys('clicks'), [...seen, ...lost]);
     });
@@ -555,6 +582,7 @@ describe.skipIf(target.kind !== 'emulator')(
           commitQueueUrl: o[OUTPUTS.commitQueueUrl],
           commitDlqUrl: o[OUTPUTS.commitDlqUrl],
           backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
+          functions: stack.functions,
         }),
       );
       // The CLI as `npx inlet` runs it: its prebuilt bundle (bin.mjs rebuilds it when a source is newer),

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalBackfill } from '../../local/backfill-executor.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
-import { parsePipelineConfig } from '../../shared/config.ts';
-import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 
 // The local executor checks a definition once per process (asl-validator costs ~0.3 s of CPU a call) and
 // starts later executions of the same definition without the check: an invalid one must still be refused
@@ -12,15 +10,9 @@ function executor(definition: object) {
   return new LocalBackfill({
     clients: {} as AwsClients,
     stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:test',
-    endpoint: '',
-    region: 'us-east-1',
-    // Never called (a definition of Pass states runs no task); the handler is built from them all the same.
-    standalone: {
-      definition,
-      deps: {
-        config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
-      } as BackfillDeps,
-    },
+    // Never called: a definition of Pass states runs no task.
+    lambda: { invoke: () => Promise.reject(new Error('no task runs here')) },
+    standalone: { definition },
   });
 }
 

@@ -11,6 +11,7 @@ import type { Ledger } from '../../shared/ledger/ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
+import { inProcessBackfill } from '../support/in-process-backfill.ts';
 
 /** ListObjectsV2 over keys in memory: Prefix, StartAfter, MaxKeys, Delimiter, in UTF-8 order. */
 class MemoryLister implements ObjectLister {
@@ -81,10 +82,9 @@ async function run(deps: BackfillDeps, input: Record<string, unknown>) {
   const executor = new LocalBackfill({
     clients: {} as AwsClients,
     stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:test',
-    endpoint: '',
-    region: 'us-east-1',
     retryIntervalMs: 1,
-    standalone: { definition, deps },
+    lambda: inProcessBackfill(deps as BackfillDeps & { metrics: MemoryMetrics }),
+    standalone: { definition },
   });
   const name = `run-${Math.random().toString(36).slice(2)}`;
   await executor.start(input, name);
