@@ -548,6 +548,9 @@ describe.skipIf(target.kind !== 'emulator')(
     });
 
     it('rejects bad input with every problem named, before listing anything', async () => {
+      // The task's error is the function's, as Step Functions reports a Lambda task's: its errorType as the
+      // error, the error payload (errorType, errorMessage, trace) as the cause.
+      const message = (record: ExecutionRecord) => JSON.parse(record.cause ?? '{}').errorMessage as string;
       const { last } = await run({
         table: 'nope',
         modifiedAfter: 'yesterday',
@@ -555,11 +558,11 @@ describe.skipIf(target.kind !== 'emulator')(
       });
       expect(last.status).toBe('FAILED');
       expect(last.error).toBe('InvalidBackfillInput');
-      expect(last.cause).toMatch(/modifiedAfter: must be an ISO-8601 date/);
+      expect(message(last)).toMatch(/modifiedAfter: must be an ISO-8601 date/);
       const typo = await run({ table: 'clicks', modifedAfter: '2026-01-01' });
-      expect(typo.last.cause).toMatch(/Unrecognized key: "modifedAfter"/);
+      expect(message(typo.last)).toMatch(/Unrecognized key: "modifedAfter"/);
       const unknown = await run({ table: 'nope' });
-      expect(unknown.last.cause).toMatch(
+      expect(message(unknown.last)).toMatch(
         /table: 'nope' is not configured; tables: orders, orders_v2, clicks, versioned/,
       );
     });
