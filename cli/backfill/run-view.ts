@@ -37,14 +37,34 @@ export function resumeHint(input: Record<string, unknown> | undefined, summary: 
   return `inlet backfill start ${flags.join(' ')} --start-after '${summary.lastKey.replace(/'/g, "'\\''")}'`;
 }
 
-/** Failure causes carry the state at the failed step (infra/backfill.ts DescribeFailure). */
+/**
+ * A Lambda task's error, as Step Functions gives it as the cause: the function's error payload as JSON
+ * (`{"errorType", "errorMessage", "trace"}`); its message is what a person wants to read.
+ */
+function functionErrorMessage(cause: string | undefined): string | undefined {
+  try {
+    const payload = JSON.parse(cause ?? '') as { errorType?: unknown; errorMessage?: unknown };
+    return typeof payload.errorType === 'string' && typeof payload.errorMessage === 'string'
+      ? payload.errorMessage
+      : cause;
+  } catch {
+    return cause;
+  }
+}
+
+/**
+ * Failure causes carry the state at the failed step (infra/backfill.ts DescribeFailure), whose failure is
+ * the failed task's error; a step that failed outside it (the plan) has the task's error as the cause.
+ */
 export function parseCause(cause: string | undefined): { summary?: BackfillSummary; detail?: string } {
   try {
     const parsed = JSON.parse(cause ?? '') as {
       summary?: BackfillSummary;
       failure?: { Cause?: string };
     };
-    return { summary: parsed.summary, detail: parsed.failure?.Cause };
+    if (parsed.summary === undefined && parsed.failure === undefined)
+      return { detail: functionErrorMessage(cause) };
+    return { summary: parsed.summary, detail: functionErrorMessage(parsed.failure?.Cause) };
   } catch {
     return { detail: cause };
   }

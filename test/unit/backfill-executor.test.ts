@@ -16,10 +16,10 @@ function executor(definition: object) {
   });
 }
 
-async function runOnce(definition: object) {
+async function runOnce(definition: object, input: object = { table: 'orders' }) {
   const local = executor(definition);
   const name = `run-${Math.random().toString(36).slice(2)}`;
-  await local.start({ table: 'orders' }, name);
+  await local.start(input, name);
   return local.wait(name);
 }
 
@@ -44,5 +44,26 @@ describe('the local executor validates each definition', () => {
       expect(record).toMatchObject({ status: 'SUCCEEDED', output: { ok: true } });
     }
     await expect(runOnce(invalid())).rejects.toThrow(/definition is invalid/);
+  });
+});
+
+describe('intrinsic functions, as Step Functions evaluates them', () => {
+  // The backfill's DescribeFailure state puts the whole state, a Lambda task's error payload (a JSON string)
+  // among it, into the execution's cause with States.JsonToString; its continuation passes the next
+  // execution's input the same way, start keys and all (an S3 key may hold `"` and `\`).
+  it('States.JsonToString keeps the escapes of strings that hold quotes and backslashes', async () => {
+    const input = {
+      table: 'orders',
+      failure: { Cause: '{"errorType":"DefiniteFailureError","errorMessage":"a \\"b\\" c"}' },
+      startAfter: 'orders/a"b\\c.json',
+    };
+    const record = await runOnce(
+      {
+        StartAt: 'A',
+        States: { A: { Type: 'Pass', Parameters: { 'json.$': 'States.JsonToString($)' }, End: true } },
+      },
+      input,
+    );
+    expect(JSON.parse((record.output as { json: string }).json)).toEqual(input);
   });
 });
