@@ -13,4 +13,5 @@ const target = await resolveTarget({});
 const executor = localExecutor(target);
 await executor.start(JSON.parse(input), name);
 const chain = await executor.waitForRun(name);
+await executor.close();
 process.exit(chain.at(-1)?.status === 'SUCCEEDED' ? 0 : 1);

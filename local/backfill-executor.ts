@@ -45,8 +45,14 @@ export interface ExecutionRecord {
   readonly pid: number;
 }
 
-/** Runs the state machine's Lambda tasks; `logicalIdOf` turns the name or ARN a task names into a logical id. */
-export type TaskInvoker = LambdaInvoker & { logicalIdOf?(functionNameOrArn: string): string | undefined };
+/**
+ * Runs the state machine's Lambda tasks; `logicalIdOf` turns the name or ARN a task names into a logical id,
+ * `stop` ends the functions' processes (`close`).
+ */
+export type TaskInvoker = LambdaInvoker & {
+  logicalIdOf?(functionNameOrArn: string): string | undefined;
+  stop?(): Promise<void>;
+};
 
 export interface LocalBackfillOptions {
   readonly clients: AwsClients;
@@ -173,6 +179,14 @@ export class LocalBackfill {
       next = record.continuedAs?.split(':').at(-1);
     }
     return chain;
+  }
+
+  /**
+   * Stops the invoker's function processes: a process that ran executions calls it once they are done, or
+   * the processes (children of its own) keep it from exiting.
+   */
+  async close(): Promise<void> {
+    await this.options.lambda.stop?.();
   }
 
   get(name: string): ExecutionRecord | undefined {

@@ -57,8 +57,9 @@ export class LocalBackfills implements Backfills {
     }
     const executor = localExecutor(this.target);
     await executor.start(input, name);
-    // Runs on in this process; `view` reads the records it writes.
-    void executor.waitForRun(name);
+    // Runs on in this process; `view` reads the records it writes. The function processes stop when the run
+    // ends, so the CLI exits once it has reported it.
+    void executor.waitForRun(name).finally(() => executor.close());
     return name;
   }
 
