@@ -211,6 +211,7 @@ async function describeLocalStack(
     logicalId,
     functionName: resources[logicalId] ?? '',
     codeDir,
+    runtime: String(template.Resources[logicalId]?.Properties?.Runtime ?? ''),
   }));
   const tables = (JSON.parse(outputs[OUTPUTS.tables] ?? '[]') as Array<{ name: string; prefix: string }>).map(
     ({ name, prefix }) => ({

@@ -9,7 +9,7 @@ import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
 import { commitsInFlight } from '../shared/usecases/sweep.ts';
 import { type AccessPolicy, emulatorAccess } from './lambda/access.ts';
 import { LambdaHost } from './lambda/host.ts';
-import { installedLambdaRuntime, LambdaRuntimeSetupError } from './lambda/install.ts';
+import { installedLambdaRuntime, LambdaRuntimeSetupError, nodeFor } from './lambda/install.ts';
 import { type FunctionError, LambdaFunctionError } from './lambda/invoker.ts';
 import type { EventSourceSettings, LocalStack, ScheduleSettings } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
@@ -85,6 +85,11 @@ export class LocalRunner {
         'the Lambda runtime is not installed: run `npx tsx local/setup.ts` first',
       );
     const { clients, stack } = options;
+    // Every function a mapping or a schedule invokes has a Node.js here, or local mode stops at start-up with
+    // what it has (one a custom resource provider uses, never invoked locally, is not asked for).
+    const invoked = new Set([...stack.eventSources, ...stack.schedules].map((s) => s.functionLogicalId));
+    for (const fn of stack.functions)
+      if (invoked.has(fn.logicalId) && fn.runtime) nodeFor(runtime, fn.runtime);
     this.host = new LambdaHost({
       lambda: clients.lambda,
       functions: stack.functions,

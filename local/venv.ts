@@ -1,8 +1,8 @@
 import { type SpawnSyncOptionsWithStringEncoding, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type InstalledPiece, installOnce } from './install-once.ts';
 import { requirementsFile, venvDir, venvPython } from './paths.ts';
 
 /** Raised when the machine lacks a piece the emulator needs; the message names the piece and the fix. */
@@ -13,13 +13,12 @@ export class EmulatorSetupError extends Error {
   }
 }
 
-const stampFile = join(venvDir, '.inlet-requirements.sha256');
-const lockDir = `${venvDir}.lock`;
-const staleLockMs = 10 * 60_000;
-
-function requirementsHash(): string {
-  return createHash('sha256').update(readFileSync(requirementsFile)).digest('hex');
-}
+const venv = (): InstalledPiece => ({
+  dir: venvDir,
+  file: venvPython,
+  stampFile: join(venvDir, '.inlet-requirements.sha256'),
+  stamp: createHash('sha256').update(readFileSync(requirementsFile)).digest('hex'),
+});
 
 function run(cmd: string, args: string[], what: string): void {
   const result = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
@@ -84,49 +83,26 @@ function checkModule(python: string, mod: string, debianPackage: string): void {
   }
 }
 
-function isCurrent(hash: string): boolean {
-  return existsSync(venvPython) && existsSync(stampFile) && readFileSync(stampFile, 'utf8').trim() === hash;
-}
-
-/** Serialises concurrent installs (two test runs at once) with an atomic mkdir lock. */
-async function withLock<T>(fn: () => T): Promise<T> {
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (Date.now() - statSync(lockDir).mtimeMs > staleLockMs)
-        rmSync(lockDir, { recursive: true, force: true });
-      await sleep(500);
-    }
-  }
-  try {
-    return fn();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
-}
-
 /**
  * Creates `.venv` with the pinned moto server, once. A second call with unchanged
  * `emulator/requirements.txt` does nothing; a changed file reinstalls.
  * @returns the venv's python path
  */
 export async function ensureVenv(log: (line: string) => void = console.error): Promise<string> {
-  const hash = requirementsHash();
-  if (isCurrent(hash)) return venvPython;
-  return withLock(() => {
-    if (isCurrent(hash)) return venvPython;
-    const python = findPython();
-    checkModule(python, 'venv', 'python3-venv');
-    checkModule(python, 'ensurepip', 'python3-venv python3-pip');
-    log(`[inlet] creating the emulator venv in ${venvDir} (moto server, pinned; under a minute, once)`);
-    rmSync(venvDir, { recursive: true, force: true });
-    run(python, ['-m', 'venv', venvDir], 'creating the venv');
-    install(log);
-    writeFileSync(stampFile, `${hash}\n`);
-    log('[inlet] emulator venv ready');
-    return venvPython;
-  });
+  const piece = venv();
+  await installOnce(
+    piece,
+    () => {
+      const python = findPython();
+      checkModule(python, 'venv', 'python3-venv');
+      checkModule(python, 'ensurepip', 'python3-venv python3-pip');
+      log(`[inlet] creating the emulator venv in ${venvDir} (moto server, pinned; under a minute, once)`);
+      rmSync(venvDir, { recursive: true, force: true });
+      run(python, ['-m', 'venv', venvDir], 'creating the venv');
+      install(log);
+      log('[inlet] emulator venv ready');
+    },
+    10 * 60_000,
+  );
+  return venvPython;
 }

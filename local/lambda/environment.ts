@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import type { FunctionAccess } from './access.ts';
-import type { LambdaRuntime } from './install.ts';
+import { type LambdaRuntime, nodeFor } from './install.ts';
 
 /** What the host knows of a function: its deployed configuration and where its bundle is. */
 export interface FunctionSpec {
@@ -39,8 +39,10 @@ export function functionEnvironment(
   runtime: LambdaRuntime,
   region: string,
 ): Record<string, string> {
+  // The runtime's Node.js (nodejs22.x: Node 22), first on PATH as /var/lang/bin is on Lambda.
+  const node = nodeFor(runtime, fn.runtime);
   const unreserved = {
-    PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+    PATH: `${dirname(node)}:/usr/local/bin:/usr/bin:/bin`,
     LANG: 'en_US.UTF-8',
     LD_LIBRARY_PATH: `/lib64:/usr/lib64:${runtime.runtimeDir}:${runtime.runtimeDir}/lib:${fn.codeDir}:${fn.codeDir}/lib`,
     AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
@@ -66,7 +68,7 @@ export function functionEnvironment(
   // Read by the Runtime Interface Emulator and the bootstrap, removed before node starts (local/lambda/bootstrap).
   const launch = {
     AWS_LAMBDA_FUNCTION_TIMEOUT: String(fn.timeoutSeconds),
-    INLET_LAMBDA_NODE: process.execPath,
+    INLET_LAMBDA_NODE: node,
     INLET_LAMBDA_RIC: runtime.ric,
     INLET_LAMBDA_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
   };

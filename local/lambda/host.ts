@@ -16,6 +16,8 @@ export interface HostedFunction {
   readonly logicalId: string;
   readonly functionName: string;
   readonly codeDir: string;
+  /** The template's `Runtime` (e.g. `nodejs22.x`): an invocation fails if local mode has no Node.js for it. */
+  readonly runtime?: string;
 }
 
 export interface LambdaHostOptions {

@@ -2,9 +2,9 @@
 // Lambda defines) and the bootstrap that sizes the V8 heap from the memory setting, as Lambda's Node.js
 // runtime does. The bootstrap runs here with a stand-in for node that prints what it was given.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { emulatorAccess } from '../../local/lambda/access.ts';
 import { type FunctionSpec, functionEnvironment } from '../../local/lambda/environment.ts';
@@ -14,7 +14,15 @@ import { projectRoot } from '../../local/paths.ts';
 const dir = mkdtempSync(join(tmpdir(), 'inlet-bootstrap-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const runtime = { rie: '/rie', ric: '/ric/index.mjs', runtimeDir: '/ric' };
+const fakeNode22 = join(dir, 'node22', 'bin', 'node');
+mkdirSync(dirname(fakeNode22), { recursive: true });
+writeFileSync(fakeNode22, '');
+const runtime = {
+  rie: '/rie',
+  ric: '/ric/index.mjs',
+  runtimeDir: '/ric',
+  nodes: { 'nodejs22.x': fakeNode22 },
+};
 const spec: FunctionSpec = {
   logicalId: 'InletFunctionsBatcherE6F1A784',
   functionName: 'Inlet-Batcher-1',
@@ -103,6 +111,28 @@ describe('a function process', () => {
     );
     expect(unexplained).toEqual([]);
     expect(env.HOME).toBeUndefined();
+  });
+
+  it("runs on its runtime's Node.js, not on the host's, and a runtime without one is refused", () => {
+    const env = functionEnvironment(spec, emulatorAccess('')(spec), runtime, 'eu-west-1');
+    expect(env.INLET_LAMBDA_NODE).toBe(fakeNode22);
+    expect(env.INLET_LAMBDA_EXECUTION_ENV).toBe('AWS_Lambda_nodejs22.x');
+    const lambdaDefault = functionEnvironment(
+      { ...spec, environment: {} },
+      emulatorAccess('')(spec),
+      runtime,
+      'eu-west-1',
+    );
+    expect(lambdaDefault.PATH?.split(':')[0]).toBe(dirname(fakeNode22));
+    // The host's own major is served by the host's node; one that is neither is refused with what there is.
+    const hostMajor = `nodejs${process.versions.node.split('.')[0]}.x`;
+    const noPins = { ...runtime, nodes: {} };
+    expect(
+      functionEnvironment({ ...spec, runtime: hostMajor }, emulatorAccess('')(spec), noPins, 'x'),
+    ).toMatchObject({ INLET_LAMBDA_NODE: process.execPath });
+    expect(() =>
+      functionEnvironment({ ...spec, runtime: 'nodejs8.10' }, emulatorAccess('')(spec), runtime, 'x'),
+    ).toThrow(/no Node\.js for the runtime nodejs8\.10; it runs nodejs22\.x/);
   });
 
   it("gets the V8 heap Lambda's Node.js bootstrap sizes from the memory setting", () => {
