@@ -4,7 +4,17 @@
 // and the Node.js of each runtime the template names (npm's per-platform builds of Node.js, pinned).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { type InstalledPiece, installOnce } from '../install-once.ts';
 import { projectRoot } from '../paths.ts';
@@ -50,12 +60,15 @@ export interface LambdaRuntime {
 
 const rieDir = join(lambdaCacheDir, 'rie');
 const ricDir = join(lambdaCacheDir, 'ric');
+const runtimeClientEntry = join('node_modules', 'aws-lambda-ric', 'index.mjs');
+/** The user's cache (XDG), shared by every clone of the project on this machine, as Go's and npm's are. */
+const machineCacheDir = join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'inlet', 'lambda');
 const nodeBinary = (runtime: string) =>
   join(lambdaCacheDir, runtime, 'node_modules', `node-${process.platform}-${process.arch}`, 'bin', 'node');
 
 const runtime: LambdaRuntime = {
   rie: join(rieDir, 'aws-lambda-rie'),
-  ric: join(ricDir, 'node_modules', 'aws-lambda-ric', 'index.mjs'),
+  ric: join(ricDir, runtimeClientEntry),
   runtimeDir: ricDir,
   nodes: Object.fromEntries(Object.keys(NODE_RUNTIMES).map((id) => [id, nodeBinary(id)])),
 };
@@ -149,9 +162,18 @@ function installRic(log: (line: string) => void): Promise<void> {
     // The native client is built against this node (its N-API is stable across versions, its toolchain not).
     stamp: hashOf(readFileSync(join(source('ric'), 'package-lock.json')), process.version),
   };
+  // Built once per machine: another clone (CI's fresh one, a second worktree) copies it from the user's cache
+  // instead of building it again. Its folder can move: the native client links curl and aws-lambda-cpp
+  // statically and node_modules/.bin links are relative.
+  const shared = join(machineCacheDir, `ric-${piece.stamp.slice(0, 16)}-${process.platform}-${process.arch}`);
   return installOnce(
     piece,
     async () => {
+      if (existsSync(join(shared, runtimeClientEntry))) {
+        rmSync(ricDir, { recursive: true, force: true });
+        cpSync(shared, ricDir, { recursive: true, verbatimSymlinks: true });
+        return;
+      }
       log(
         '[inlet] installing the Lambda runtime interface client (aws-lambda-ric, native build, once, 1-2 minutes)',
       );
@@ -167,6 +189,15 @@ function installRic(log: (line: string) => void): Promise<void> {
       );
       if (!existsSync(runtime.ric))
         throw new LambdaRuntimeSetupError(`aws-lambda-ric installed without ${runtime.ric}`);
+      // Under a temporary name first, so another clone never copies half of it.
+      const building = `${shared}.${process.pid}.tmp`;
+      try {
+        mkdirSync(machineCacheDir, { recursive: true });
+        cpSync(ricDir, building, { recursive: true, verbatimSymlinks: true });
+        renameSync(building, shared);
+      } catch {
+        rmSync(building, { recursive: true, force: true });
+      }
     },
     STALE_LOCK_MS,
   );
