@@ -26,6 +26,8 @@ export default defineConfig({
           env,
           include: ['test/integration/**/*.test.ts', 'test/contract/adapters.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
+          // A request a function makes that AWS would deny fails the test (test/support/iam-setup.ts).
+          setupFiles: ['test/support/iam-setup.ts'],
           // One file at a time: they share one emulator, whose Python process is the bottleneck; files run
           // side by side only contend for it (measured: the 20,000-file backfill 342 s alone, 672 s with two
           // others), and a many-core CI machine would otherwise start several.

@@ -37,7 +37,7 @@ async function drainBacklog(clients: AwsClients, batches: number, filesPerBatch:
   const ids = await Promise.all(
     Array.from({ length: batches }, (_, index) =>
       limit(() =>
-        sealBatchDirectly(h.ports(), {
+        sealBatchDirectly(h.ports('Batcher'), {
           table: TABLE,
           bucket: h.resources.landingBucket,
           index,
@@ -48,8 +48,14 @@ async function drainBacklog(clients: AwsClients, batches: number, filesPerBatch:
   );
   ids.sort();
   for (let i = 0; i < ids.length; i += 100)
-    await h.ports().commitQueue.requestCommits(TABLE, ids.slice(i, i + 100), 'bench');
-  const handler = makeCommitterHandler({ ...h.ports(), log: h.log, metrics: h.metrics, now: h.now, group });
+    await h.ports('Batcher').commitQueue.requestCommits(TABLE, ids.slice(i, i + 100), 'bench');
+  const handler = makeCommitterHandler({
+    ...h.ports('Committer'),
+    log: h.log,
+    metrics: h.metrics,
+    now: h.now,
+    group,
+  });
 
   const started = performance.now();
   for (;;) {

@@ -18,9 +18,7 @@ export async function buildCli() {
   const { build } = await import('esbuild');
   const result = await build({
     absWorkingDir: root,
-    // The backfill worker too: `backfill start` without --wait spawns it, and through tsx its start-up took
-    // seconds of compiling before the execution's record appeared.
-    entryPoints: { inlet: 'cli/inlet.ts', 'backfill-worker': 'cli/backfill-worker.ts' },
+    entryPoints: { inlet: 'cli/inlet.ts' },
     bundle: true,
     splitting: true,
     format: 'esm',

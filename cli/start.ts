@@ -1,5 +1,5 @@
 // `npm start`: the whole pipeline on this machine, against the local emulator, each function's bundle run
-// as Lambda runs it (local/lambda/).
+// as Lambda runs it (local/lambda/), every AWS call it makes checked against its role (local/iam/).
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { DemoPlan } from '../local/demo.ts';
@@ -44,27 +44,35 @@ const opts = program.opts<{
 }>();
 
 // The rest is imported once the flags are known good: a typo or `--help` answers without loading the SDK,
-// the handlers and the emulator plumbing.
+// the runtime and the emulator plumbing.
 const [
   { runDemo },
   { bringUpLocalStack },
-  { LocalRunner },
+  { LocalRunner, fileLog },
+  { StepFunctionsExecutor },
+  { ExecutionsApiError },
   { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig },
   { bronzeSummary, committedFiles, committedTotals, liveLine, recentDays, withBronzeFields },
   { createClients },
   { DEFAULT_EMULATOR_REGION, emulatorTarget },
   { configFromEnv },
   { OUTPUTS },
+  { startLocalIamCheck },
+  { describeDenials },
 ] = await Promise.all([
   import('../local/demo.ts'),
   import('../local/local-stack.ts'),
   import('../local/runner.ts'),
+  import('../local/step-functions/executor.ts'),
+  import('../local/step-functions/executions-api.ts'),
   import('../local/state.ts'),
   import('../local/summary.ts'),
   import('../shared/aws/clients.ts'),
   import('../shared/aws/target.ts'),
   import('../shared/config.ts'),
   import('../shared/names.ts'),
+  import('../local/iam/local-check.ts'),
+  import('../local/iam/client.ts'),
 ]);
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
@@ -103,19 +111,59 @@ say(
   `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,
 );
 
+const pipelineLog = join(stateDir, 'pipeline.log');
+// Every AWS call a function makes is checked against its role (and the resource's policy) from the template.
+const iamCheck = await startLocalIamCheck({
+  upstream: emulator.endpoint,
+  stackName: stack.stackName,
+  stack: stack.iam,
+  decisionsFile: join(stateDir, 'iam-decisions.jsonl'),
+});
+say(
+  `IAM check: each function calls as its role through ${iamCheck.iam.endpoint} (.inlet/iam-decisions.jsonl)`,
+);
 const runner = new LocalRunner({
   clients,
   stack,
   endpoint: emulator.endpoint,
   region,
-  logFile: join(stateDir, 'pipeline.log'),
+  logFile: pipelineLog,
+  iam: iamCheck.iam,
 });
+/** Requests AWS would have refused: each was answered AccessDenied here too. */
+const sayDenials = () => {
+  const denials = iamCheck.proxy.check.unexpectedDenials();
+  if (denials.length > 0)
+    say(`IAM check: AWS would deny ${denials.length} request(s):\n${describeDenials(denials)}`);
+  return denials.length;
+};
 const baseline = {
   committed: await committedFiles(runner.store, stack.tables),
   heads: await committedTotals(runner.ledger, stack.tables),
   quarantined: (await runner.ledger.listQuarantine(recentDays(2))).length,
 };
 runner.start();
+// Step Functions, locally: every execution of the stack's state machines, whoever starts it (the AWS CLI,
+// an SDK, EventBridge, `inlet backfill start`), runs here; the emulator keeps its state.
+const executor = new StepFunctionsExecutor({
+  clients,
+  endpoint: emulator.endpoint,
+  region,
+  stackName: stack.stackName,
+  // Its tasks invoke the functions' bundles as the runner's mappings do, each calling AWS as its role.
+  invoker: runner.host,
+  // The state machine's own calls (invoking the function, continuing as new) are authorized against its role.
+  iam: iamCheck.iam,
+  log: fileLog(pipelineLog, 'local-step-functions'),
+});
+const executing = await executor.start().then(
+  () => true,
+  (error: unknown) => {
+    if (!(error instanceof ExecutionsApiError)) throw error;
+    say(`${error.message}: Step Functions executions started there are not run here`);
+    return false;
+  },
+);
 let plan: DemoPlan | undefined;
 if (opts.demo) {
   plan = await runDemo(clients, stack, opts.filesPerTable);
@@ -141,6 +189,12 @@ async function view(): Promise<void> {
 
 if (opts.availableNow) {
   await runner.untilQuiet(view);
+  // An execution running (a backfill enqueueing) is work pending too; what it enqueued is then ingested.
+  while (executing && executor.busy) {
+    await executor.idle();
+    await runner.untilQuiet(view);
+  }
+  if (executing) await executor.stop();
   await runner.stop();
   if (live) process.stderr.write('\n');
   const now = await committedFiles(runner.store, stack.tables);
@@ -153,6 +207,7 @@ if (opts.availableNow) {
       (await runner.store.listManifestVersions(t.name)).every((v, i) => v === i + 1),
     ),
   );
+  const iamDenied = sayDenials();
   const summary = {
     files,
     committed,
@@ -160,11 +215,12 @@ if (opts.availableNow) {
     versions: now.versions,
     quarantined,
     ...(runner.bronze ? { bronze: await bronzeSummary(runner.bronze.cursors, runner.bronze.tables) } : {}),
+    iamDenied,
   };
-  const ok = committed + quarantined === files && versionsOk.every(Boolean);
+  const ok = committed + quarantined === files && versionsOk.every(Boolean) && iamDenied === 0;
   if (!ok)
     say(
-      `MISMATCH: committed ${committed} + quarantined ${quarantined} != files ${files}, or versions not contiguous`,
+      `MISMATCH: committed ${committed} + quarantined ${quarantined} != files ${files}, versions not contiguous, or ${iamDenied} request(s) AWS would deny`,
     );
   say(`done. The emulator keeps running with the data: npx inlet status | npx inlet down stops it`);
   console.log(JSON.stringify(summary));
@@ -177,7 +233,10 @@ const shutdown = async () => {
   clearInterval(timer);
   if (live) process.stderr.write('\n');
   say('stopping: finishing the invocations in flight');
+  if (executing) await executor.stop();
   await runner.stop();
+  sayDenials();
+  await iamCheck.proxy.stop();
   say(`stopped. The emulator keeps the data at ${emulator.endpoint}; npx inlet down stops it`);
   process.exit(0);
 };

@@ -30,7 +30,7 @@ export interface BackfillWorkflowProps {
   readonly reconcile?: ReconcileProps & { readonly tables: readonly string[] };
 }
 
-/** State names: defined in shared/names.ts (the local executor and the CLI find tasks by them). */
+/** State names: defined in shared/names.ts (the CLI finds the progress in a history by them). */
 export { BACKFILL_STATES };
 
 /**
@@ -134,11 +134,9 @@ export class BackfillWorkflow extends Construct {
     partitions.itemProcessor(step);
     const merge = new LambdaInvoke(this, S.merge, {
       lambdaFunction: props.fn,
-      payload: TaskInput.fromObject({
-        action: 'merge',
-        state: JsonPath.objectAt('$'),
-        results: JsonPath.objectAt('$.results'),
-      }),
+      // The state holds the results (the Map's ResultPath): sent once, for a task's input is held to
+      // 256 KiB like a state's.
+      payload: TaskInput.fromObject({ action: 'merge', state: JsonPath.objectAt('$') }),
       outputPath: '$.Payload',
     });
     merge.addRetry({
@@ -146,10 +144,12 @@ export class BackfillWorkflow extends Construct {
       maxAttempts: 4,
       jitterStrategy: JitterType.FULL,
     });
+    // Merge wrote the cause (the summary with the resume points, and the failure), within the 32,768
+    // characters an execution's cause may have.
     const describeFailure = new Pass(this, S.describeFailure, {
       parameters: {
-        error: JsonPath.stringAt('$.failure.Error'),
-        cause: JsonPath.jsonToString(JsonPath.objectAt('$')),
+        error: JsonPath.stringAt('$.failed.error'),
+        cause: JsonPath.stringAt('$.failed.cause'),
       },
     });
     describeFailure.next(new Fail(this, S.failed, { errorPath: '$.error', causePath: '$.cause' }));

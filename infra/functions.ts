@@ -160,10 +160,13 @@ export class PipelineFunctions extends Construct {
     // reads keys that are often absent (manifest h+1 before reserving; a staged list deleted by a racer).
     // Unconditional: a GetObject request carries no `s3:prefix`, so a prefix-conditioned grant would not count.
     allow(this.committer, ['s3:ListBucket'], [state.manifestBucket.bucketArn]);
+    // Group commit: a table's other waiting batches, from the sealed index (one Query per commit). Without
+    // it every commit is refused the Query, logs "sealed index unreadable" and commits its batch alone.
+    allow(this.committer, ['dynamodb:Query'], [`${ledgerArn}/index/${SEALED_INDEX.name}`]);
     props.eventBus.grantPutEventsTo(this.committer);
     // Sweeper: the sealed index (scanned, so tables no longer configured are finished too) and table heads;
-    // re-requests commits.
-    allow(this.sweeper, ['dynamodb:Query'], [`${ledgerArn}/index/*`]);
+    // re-requests commits. No Query: it reads the index only by Scan (the IAM check's mutation run found an
+    // index-wide Query grant no sweep ever used).
     allow(this.sweeper, ['dynamodb:Scan'], [`${ledgerArn}/index/${SEALED_INDEX.name}`]);
     allow(this.sweeper, ['dynamodb:GetItem'], [ledgerArn]);
     state.commitQueue.grantSendMessages(this.sweeper);
@@ -198,7 +201,6 @@ export class PipelineFunctions extends Construct {
     const manifests = ref(state.manifestBucket);
     const staging = `<${manifests}.Arn>/_staging/*`;
     const manifestObjects = `<${manifests}.Arn>/*/_manifests/*`;
-    const index = `<${ref(state.ledger)}.Arn>/index/*`;
     // The key of a report is dated per delivery: the objects of the inventory bucket are its narrowest scope.
     const inventories = [...new Set(props.backfill.inventoryBuckets)].map(
       (bucket) => `arn:<AWS::Partition>:s3:::${bucket}/*`,
@@ -206,14 +208,13 @@ export class PipelineFunctions extends Construct {
     for (const [fn, resources] of [
       [this.batcher, [staging]],
       [this.committer, [staging, manifestObjects]],
-      [this.sweeper, [index]],
       [this.backfill, inventories],
     ] as const) {
       for (const resource of resources) {
         Validations.of(fn).acknowledge({
           id: `AwsSolutions-IAM5[Resource::${resource}]`,
           reason:
-            "Objects under one prefix (staged lists, manifests, inventory reports) or the ledger's one index: the narrowest scope the service offers.",
+            'Objects under one prefix (staged lists, manifests, inventory reports): the narrowest scope the service offers.',
         });
       }
     }

@@ -13,16 +13,16 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { AssetStaging } from 'aws-cdk-lib';
-import { projectRoot } from './paths.ts';
+import { cacheDir, projectRoot } from './paths.ts';
 
-export const bundleCacheDir = join(projectRoot, '.inlet-cache', 'bundles');
+export const bundleCacheDir = join(cacheDir, 'bundles');
 
 /**
  * What a function's bundle is made from, besides the bundling command: every file of the product code
  * (functions/, shared/ and infra/, where the bundling options are; the import-graph test keeps product code
  * from importing any other folder of the project), the TypeScript and npm configuration, and the installed
  * packages, which npm records in node_modules/.package-lock.json on every install (edits made by hand inside
- * node_modules are not seen: delete .inlet-cache/bundles, or set INLET_NO_BUNDLE_CACHE=1).
+ * node_modules are not seen: delete .cache/bundles, or set INLET_NO_BUNDLE_CACHE=1).
  */
 function sourcesKey(): string {
   const hash = createHash('sha256');

@@ -3,6 +3,8 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { deployToEmulator } from './deploy.ts';
+import { bindDeployed } from './iam/bind.ts';
+import { type BoundStack, roleOwner } from './iam/policies.ts';
 import type { HostedFunction } from './lambda/host.ts';
 import type { CfnTemplate, SynthesizedStack } from './synth.ts';
 import { LOCAL_TIMEOUT_SECONDS, localTimings } from './timings.ts';
@@ -56,6 +58,8 @@ export interface LocalStack {
   readonly eventSources: readonly EventSourceSettings[];
   readonly schedules: readonly ScheduleSettings[];
   readonly created: boolean;
+  /** The template's roles and resource policies, bound to the deployed resources: what the IAM check uses. */
+  readonly iam: BoundStack;
 }
 
 function functionLogicalId(template: CfnTemplate, name: FunctionName): string {
@@ -212,6 +216,7 @@ async function describeLocalStack(
     functionName: resources[logicalId] ?? '',
     codeDir,
     runtime: String(template.Resources[logicalId]?.Properties?.Runtime ?? ''),
+    role: roleOwner(template, referenced(template.Resources[logicalId]?.Properties?.Role) ?? ''),
   }));
   const tables = (JSON.parse(outputs[OUTPUTS.tables] ?? '[]') as Array<{ name: string; prefix: string }>).map(
     ({ name, prefix }) => ({
@@ -229,5 +234,6 @@ async function describeLocalStack(
     eventSources: await eventSourcesOf(clients, template, resources),
     schedules: schedulesOf(template),
     created,
+    iam: bindDeployed(template, resources, await clients.cloudformation.config.region()),
   };
 }

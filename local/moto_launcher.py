@@ -21,6 +21,8 @@ from moto.sqs import models as sqs_models
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from waitress.server import create_server
 
+import moto_stepfunctions  # Step Functions executions that run (local/moto_stepfunctions.py)
+
 # moto lists its own package directories (one stat per service) on every request to find the backend;
 # the list cannot change while the server runs, and caching it halves the per-request cost.
 _MODULES = tuple(backends.list_of_moto_modules())
@@ -155,6 +157,8 @@ def main() -> None:
         # moto reads the undecoded path from werkzeug's RAW_URI (a key '%2B' must not become '+');
         # waitress passes the same as REQUEST_URI.
         environ.setdefault("RAW_URI", environ.get("REQUEST_URI", ""))
+        if moto_stepfunctions.handles(environ):
+            return moto_stepfunctions.app(environ, start_response)
         return moto_app(environ, start_response)
 
     server = create_server(app, host="127.0.0.1", port=port, threads=32, connection_limit=500, channel_timeout=300)

@@ -1,16 +1,24 @@
 import { appendFileSync } from 'node:fs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { queueDepth } from '../shared/aws/queues.ts';
+import { clientConfig, emulatorTarget } from '../shared/aws/target.ts';
 import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import { configFromEnv } from '../shared/config.ts';
 import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
+import type { Log } from '../shared/log.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
 import { commitsInFlight } from '../shared/usecases/sweep.ts';
-import { type AccessPolicy, emulatorAccess } from './lambda/access.ts';
+import type { IamAccess } from './iam/client.ts';
+import { type AccessPolicy, functionAccess } from './lambda/access.ts';
 import { LambdaHost } from './lambda/host.ts';
 import { installedLambdaRuntime, LambdaRuntimeSetupError, nodeFor } from './lambda/install.ts';
-import { type FunctionError, LambdaFunctionError } from './lambda/invoker.ts';
+import {
+  type FunctionErrorDocument,
+  LambdaFunctionError,
+  type LambdaInvokeResult,
+} from './lambda-invoker.ts';
 import type { EventSourceSettings, LocalStack, ScheduleSettings } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
 
@@ -21,7 +29,12 @@ export interface RunnerOptions {
   readonly region: string;
   /** Every line the functions write (their logs), each after its function's logical id. */
   readonly logFile?: string;
-  /** Each function's endpoint and credentials. @default every function straight to `endpoint` */
+  /**
+   * The IAM check: each function process calls AWS through this proxy with its role's credentials, and each
+   * event source mapping polls as its function's role. Without it, straight to `endpoint` with the test key.
+   */
+  readonly iam?: IamAccess;
+  /** Where each function process's calls go, as whom. @default through `iam` if given (functionAccess) */
   readonly access?: AccessPolicy;
   /**
    * How often `untilQuiet` checks (it wants two quiet checks in a row). Tests that wait for a few files
@@ -40,10 +53,25 @@ export interface QueueDepths {
 /** An invocation that failed, as the event source or schedule that made it saw it. */
 export interface FailedInvocation {
   readonly functionLogicalId: string;
-  readonly error: FunctionError;
+  readonly error: FunctionErrorDocument;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Local mode's own log (the runner, local Step Functions) in `path`, if given: `[service] {json}` lines,
+ * beside the functions' `[logicalId] line` ones.
+ */
+export function fileLog(path: string | undefined, service: string): Log {
+  const write = (level: string) => (message: string, extra?: Record<string, unknown>) => {
+    if (path)
+      appendFileSync(
+        path,
+        `[${service}] ${JSON.stringify({ level, timestamp: new Date().toISOString(), message, ...extra })}\n`,
+      );
+  };
+  return { debug: () => {}, info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
+}
 
 /** What EventBridge sends a scheduled rule's target. */
 function scheduledEvent(): Record<string, unknown> {
@@ -77,6 +105,9 @@ export class LocalRunner {
   private stopping = false;
   private loops: Promise<void>[] = [];
   private lastEarlySweep = 0;
+  /** Each event source mapping polls its queue with its function's role, as Lambda's does. */
+  private readonly pollers = new Map<string, SQSClient>();
+  private readonly log: Log;
 
   constructor(private readonly options: RunnerOptions) {
     const runtime = installedLambdaRuntime();
@@ -85,6 +116,7 @@ export class LocalRunner {
         'the Lambda runtime is not installed: run `npx tsx local/setup.ts` first',
       );
     const { clients, stack } = options;
+    this.log = fileLog(options.logFile, 'local-runner');
     // Every function a mapping or a schedule invokes has a Node.js here, or local mode stops at start-up with
     // what it has (one a custom resource provider uses, never invoked locally, is not asked for).
     const invoked = new Set([...stack.eventSources, ...stack.schedules].map((s) => s.functionLogicalId));
@@ -95,11 +127,24 @@ export class LocalRunner {
       functions: stack.functions,
       runtime,
       region: options.region,
-      access: options.access ?? emulatorAccess(options.endpoint),
+      access: options.access ?? functionAccess(options.endpoint, options.iam),
       onLog: (id, line) => {
         if (options.logFile) appendFileSync(options.logFile, `[${id}] ${line}\n`);
       },
     });
+    const { iam } = options;
+    if (iam) {
+      const roleOf = new Map(stack.functions.map((f) => [f.logicalId, f.role]));
+      for (const { functionLogicalId: id } of stack.eventSources) {
+        const role = roleOf.get(id) ?? '';
+        const credentials = iam.credentials[role];
+        if (!credentials) throw new Error(`the IAM check has no role ${role} for the mapping of ${id}`);
+        this.pollers.set(
+          id,
+          new SQSClient(clientConfig(emulatorTarget(iam.endpoint, options.region, credentials))),
+        );
+      }
+    }
     const tableName = stack.outputs[OUTPUTS.ledgerTable] ?? '';
     this.ledger = new DynamoDbLedger({ client: clients.dynamodb, tableName });
     this.store = new S3BatchStore({
@@ -123,18 +168,10 @@ export class LocalRunner {
     return this.host.metrics;
   }
 
-  private log(message: string, extra: Record<string, unknown>): void {
-    if (this.options.logFile)
-      appendFileSync(
-        this.options.logFile,
-        `[local-runner] ${JSON.stringify({ timestamp: new Date().toISOString(), message, ...extra })}\n`,
-      );
-  }
-
   private failed(functionLogicalId: string, error: unknown): void {
     const reported =
       error instanceof LambdaFunctionError
-        ? error.error
+        ? error.document
         : { errorType: 'Local.Error', errorMessage: error instanceof Error ? error.message : String(error) };
     this.failures.push({ functionLogicalId, error: reported });
     if (this.failures.length > 100) this.failures.shift();
@@ -156,7 +193,7 @@ export class LocalRunner {
       try {
         const result = await pollOnce(
           {
-            client: this.options.clients.sqs,
+            client: this.pollers.get(fn) ?? this.options.clients.sqs,
             queueUrl: source.queueUrl,
             queueArn: source.queueArn,
             batchSize: source.batchSize,
@@ -165,7 +202,8 @@ export class LocalRunner {
           },
           async (event) => {
             const invocation = await this.host.invoke(fn, event);
-            if (!invocation.ok) throw new LambdaFunctionError(invocation.error);
+            if (invocation.functionError)
+              throw new LambdaFunctionError(invocation.payload as FunctionErrorDocument);
             // Without ReportBatchItemFailures, Lambda takes any successful response as the whole batch done.
             return source.reportBatchItemFailures ? (invocation.payload as never) : undefined;
           },
@@ -173,13 +211,13 @@ export class LocalRunner {
         if (result.received > 0) this.invocations += 1;
         if (result.crashed) {
           this.failed(fn, result.error);
-          this.log('invocation failed; its messages return after the visibility timeout', {
+          this.log.error('invocation failed; its messages return after the visibility timeout', {
             function: fn,
             error: result.error instanceof Error ? result.error.message : String(result.error),
           });
         }
       } catch (error) {
-        this.log('poll failed', { function: fn, error: String(error) });
+        this.log.error('poll failed', { function: fn, error: String(error) });
         await sleep(1_000);
       }
     }
@@ -189,16 +227,19 @@ export class LocalRunner {
   private async fire(schedule: ScheduleSettings): Promise<void> {
     for (let attempt = 0; attempt <= schedule.retryAttempts && !this.stopping; attempt++) {
       const invocation = await this.host.invoke(schedule.functionLogicalId, scheduledEvent()).catch(
-        (error: Error): Awaited<ReturnType<LambdaHost['invoke']>> => ({
-          ok: false,
-          error: { errorType: 'Local.Error', errorMessage: error.message },
+        (error: Error): LambdaInvokeResult => ({
+          payload: { errorType: 'Local.Error', errorMessage: error.message },
+          functionError: 'Unhandled',
         }),
       );
-      if (invocation.ok) return;
-      this.failed(schedule.functionLogicalId, new LambdaFunctionError(invocation.error));
-      this.log('scheduled invocation failed', {
+      if (!invocation.functionError) return;
+      this.failed(
+        schedule.functionLogicalId,
+        new LambdaFunctionError(invocation.payload as FunctionErrorDocument),
+      );
+      this.log.error('scheduled invocation failed', {
         function: schedule.functionLogicalId,
-        error: invocation.error,
+        error: invocation.payload,
       });
       await sleep(1_000);
     }
@@ -237,6 +278,7 @@ export class LocalRunner {
     this.stopping = true;
     await Promise.all(this.loops);
     await this.host.stop();
+    for (const poller of this.pollers.values()) poller.destroy();
   }
 
   async depths(): Promise<QueueDepths> {

@@ -8,8 +8,6 @@ import { projectRoot } from './paths.ts';
 /** `.inlet/` in the project, or INLET_STATE_DIR (tests use their own). */
 export const stateDir = process.env.INLET_STATE_DIR ?? join(projectRoot, '.inlet');
 export const localJson = join(stateDir, 'local.json');
-/** Local backfill executions, one JSON record each (`inlet backfill status`). */
-export const backfillRecordsDir = join(stateDir, 'backfills');
 const emulatorJson = join(stateDir, 'emulator.json');
 
 /** `.inlet/local.json`: what the CLI, and any tool, needs to reach local mode. */

@@ -5,7 +5,7 @@ import { App, DefaultStackSynthesizer } from 'aws-cdk-lib';
 import { readContext } from '../infra/context.ts';
 import { InletStack } from '../infra/inlet-stack.ts';
 import { prune, useBundleCache } from './bundle-cache.ts';
-import { projectRoot } from './paths.ts';
+import { cacheDir, projectRoot } from './paths.ts';
 
 export interface CfnTemplate {
   Resources: Record<
@@ -96,11 +96,11 @@ export function synthesizeInletStack(
   return { stackName, outdir, template: artifact.template as CfnTemplate, assets };
 }
 
-export const assetCacheDir = join(projectRoot, '.inlet-cache', 'assets');
+export const assetCacheDir = join(cacheDir, 'assets');
 
 /**
  * The bundle of each Node.js function of a bundling synth, found as `sam local` finds it (the resource's
- * `aws:asset:path` metadata), kept in .inlet-cache/assets/ under its asset name (`asset.<hash of the bundle>`,
+ * `aws:asset:path` metadata), kept in .cache/assets/ under its asset name (`asset.<hash of the bundle>`,
  * so one name is one content) for the processes that run it after the synth is removed.
  * @returns logical id -> the function's code directory
  */

@@ -21,7 +21,7 @@ export const OUTPUTS = {
   backfillStateMachine: 'BackfillStateMachineArn',
 } as const;
 
-/** Backfill state machine states (infra/backfill.ts); the CLI and local executor find tasks by them. */
+/** Backfill state machine states (infra/backfill.ts); the CLI finds the progress in a history by them. */
 export const BACKFILL_STATES = {
   plan: 'Plan',
   partitions: 'Partitions',

@@ -12,7 +12,10 @@
  * With arguments (`npm test -- test/unit/foo.test.ts`) it is `vitest run <arguments>` after the venv.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { IamReport } from '../local/iam/report.ts';
 import { projectRoot } from '../local/paths.ts';
 
 const bin = (name: string) => join(projectRoot, 'node_modules', '.bin', name);
@@ -48,11 +51,15 @@ function setup(): Promise<number> {
   );
 }
 
-function vitest(args: readonly string[], stdio: 'inherit' | 'pipe'): ChildProcess {
+function vitest(
+  args: readonly string[],
+  stdio: 'inherit' | 'pipe',
+  env: Record<string, string> = {},
+): ChildProcess {
   return track(
     spawn(bin('vitest'), ['run', ...args], {
       cwd: projectRoot,
-      env: { ...process.env, ...color },
+      env: { ...process.env, ...color, ...env },
       stdio: ['ignore', stdio, stdio],
     }),
   );
@@ -96,10 +103,14 @@ async function both(): Promise<number> {
   let integrationCode = setupCode;
   let integrationTook = '';
   if (setupCode === 0) {
-    const integration = vitest(['--project', 'integration'], 'pipe');
+    const reportDir = mkdtempSync(join(tmpdir(), 'inlet-iam-'));
+    const report = join(reportDir, 'report.json');
+    const integration = vitest(['--project', 'integration'], 'pipe', { INLET_IAM_REPORT: report });
     if (integration.stdout) forwardLines(integration.stdout, process.stdout);
     if (integration.stderr) forwardLines(integration.stderr, process.stderr);
     integrationCode = await exited(integration);
+    if (integrationCode === 0) integrationCode = mutationCheck(report);
+    rmSync(reportDir, { recursive: true, force: true });
     integrationTook = seconds(started);
   } else {
     unit.kill('SIGTERM');
@@ -110,6 +121,27 @@ async function both(): Promise<number> {
     : 'integration not run (the emulator venv could not be made)';
   process.stdout.write(`npm test: unit ${verdict(unitCode)} at ${unitTook}, ${integrationLine}\n`);
   return unitCode || integrationCode;
+}
+
+/**
+ * The IAM mutation check, after the whole integration project: every statement of every role the suite ran
+ * was needed by some request (removing it would have failed that test), or is one no local run can use.
+ */
+function mutationCheck(path: string): number {
+  if (!existsSync(path)) {
+    process.stdout.write('npm test: no IAM check report (the suite ran against real AWS?)\n');
+    return 0;
+  }
+  const report = JSON.parse(readFileSync(path, 'utf8')) as IamReport & { table: string };
+  process.stdout.write(`\n---- IAM check: calls made vs statements granted ----\n${report.table}\n`);
+  if (report.unneeded.length === 0) {
+    process.stdout.write('IAM mutation check: every statement is needed by a request the suite made\n');
+    return 0;
+  }
+  process.stdout.write(
+    `IAM mutation check FAILED: no request needed these statements (test the path that does, or remove them):\n${report.unneeded.map((g) => `  ${g.owner}: ${g.statement}`).join('\n')}\n`,
+  );
+  return 1;
 }
 
 async function main(args: readonly string[]): Promise<number> {

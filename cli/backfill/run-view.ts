@@ -1,6 +1,7 @@
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 
-// What both backends (Step Functions, the local executor) report, and what the renderer prints.
+// What `inlet backfill` reports of a run (deployed or local: both through Step Functions' API), and what
+// the renderer prints.
 
 /** A run (an execution and its continuations) as the CLI shows it. */
 export interface RunView {
@@ -16,15 +17,18 @@ export interface RunView {
 }
 
 export interface Backfills {
-  start(input: Record<string, unknown>, name: string, wait: boolean): Promise<string>;
+  start(input: Record<string, unknown>, name: string): Promise<string>;
   view(execution: string): Promise<RunView>;
 }
 
 export const lastSegment = (arnOrName: string) => arnOrName.split(':').at(-1) ?? arnOrName;
 
 export function resumeHint(input: Record<string, unknown> | undefined, summary: BackfillSummary | undefined) {
-  // Several partitions: each has its own cursor; the state machine input carries them all.
-  if (!summary?.lastKey && summary?.resume && summary.partitions > 1) {
+  // Several partitions, or cursors that are more than a key (an inventory file's row, a versions listing's
+  // version marker): the state machine input carries each partition with its cursor.
+  const cursors = summary?.resume?.partitions ?? [];
+  const rich = cursors.some((p) => p.file !== undefined || p.versionIdMarker !== undefined);
+  if (summary?.resume && (rich || (!summary.lastKey && summary.partitions > 1))) {
     const { resume: _, ...given } = input ?? {};
     return `start the state machine with this input: ${JSON.stringify({ ...given, partitions: summary.resume.partitions })}`;
   }
@@ -37,24 +41,19 @@ export function resumeHint(input: Record<string, unknown> | undefined, summary: 
   return `inlet backfill start ${flags.join(' ')} --start-after '${summary.lastKey.replace(/'/g, "'\\''")}'`;
 }
 
-/**
- * A Lambda task's error, as Step Functions gives it as the cause: the function's error payload as JSON
- * (`{"errorType", "errorMessage", "trace"}`); its message is what a person wants to read.
- */
+/** A Lambda function error's cause: the function's error document (Node.js runtime: errorType, errorMessage, trace). */
 function functionErrorMessage(cause: string | undefined): string | undefined {
   try {
-    const payload = JSON.parse(cause ?? '') as { errorType?: unknown; errorMessage?: unknown };
-    return typeof payload.errorType === 'string' && typeof payload.errorMessage === 'string'
-      ? payload.errorMessage
-      : cause;
+    const document = JSON.parse(cause ?? '') as { errorMessage?: unknown };
+    return typeof document.errorMessage === 'string' ? document.errorMessage : undefined;
   } catch {
-    return cause;
+    return undefined;
   }
 }
 
 /**
- * Failure causes carry the state at the failed step (infra/backfill.ts DescribeFailure), whose failure is
- * the failed task's error; a step that failed outside it (the plan) has the task's error as the cause.
+ * Failure causes carry the state at the failed step (infra/backfill.ts DescribeFailure), whose own cause is,
+ * for a function error, Lambda's error document; the message in it is what the user needs.
  */
 export function parseCause(cause: string | undefined): { summary?: BackfillSummary; detail?: string } {
   try {
@@ -62,10 +61,12 @@ export function parseCause(cause: string | undefined): { summary?: BackfillSumma
       summary?: BackfillSummary;
       failure?: { Cause?: string };
     };
-    if (parsed.summary === undefined && parsed.failure === undefined)
-      return { detail: functionErrorMessage(cause) };
-    return { summary: parsed.summary, detail: functionErrorMessage(parsed.failure?.Cause) };
+    if (parsed.summary || parsed.failure) {
+      const inner = parsed.failure?.Cause;
+      return { summary: parsed.summary, detail: functionErrorMessage(inner) ?? inner };
+    }
   } catch {
-    return { detail: cause };
+    // Not JSON: a plain cause.
   }
+  return { detail: functionErrorMessage(cause) ?? cause };
 }

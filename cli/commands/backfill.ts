@@ -1,12 +1,13 @@
-import { LocalBackfills } from '../backfill/local.ts';
+import { ExecutionsApi } from '../../local/step-functions/executions-api.ts';
 import { print, waitFor } from '../backfill/render.ts';
 import { type Backfills, lastSegment } from '../backfill/run-view.ts';
 import { StepFunctionsBackfills } from '../backfill/step-functions.ts';
 import { CliError } from '../errors.ts';
 import { type CliTarget, requireTable } from '../target.ts';
 
-// `inlet backfill start|status`: builds the input, picks the backend (Step Functions on a deployed stack,
-// the local executor in local mode: cli/backfill/), and hands the run to the renderer.
+// `inlet backfill start|status`: builds the input, starts and follows the run through Step Functions' API
+// (on a deployed stack, and in local mode, whose executor runs what the emulator's Step Functions holds),
+// and hands the run to the renderer.
 
 export interface StartOptions {
   readonly table: string;
@@ -31,7 +32,22 @@ function backfills(target: CliTarget): Backfills {
         ? 'this local stack predates backfills: `npx inlet down`, then `npm start` creates it afresh'
         : 'this stack has no backfill state machine: deploy the current version',
     );
-  return target.local ? new LocalBackfills(target) : new StepFunctionsBackfills(target);
+  return new StepFunctionsBackfills(target);
+}
+
+/**
+ * Local mode runs executions in `npm start`'s process: without it, one started now waits, RUNNING, as the
+ * user should be told rather than left watching a progress bar that never moves.
+ */
+async function sayIfNothingRunsIt(target: CliTarget, execution: string): Promise<void> {
+  if (!target.local || !target.endpoint) return;
+  const { executors } = await new ExecutionsApi(target.endpoint)
+    .executors(target.backfillStateMachineArn)
+    .catch(() => ({ executors: [{}] }));
+  if (executors.length === 0)
+    process.stderr.write(
+      `inlet: local mode is not running: ${lastSegment(execution)} stays RUNNING until \`npm start\` runs it\n`,
+    );
 }
 
 /** Execution names: 1-80 of letters, digits, - and _; time-sortable. */
@@ -56,7 +72,8 @@ export async function backfillStart(target: CliTarget, o: StartOptions): Promise
   if (o.dryRun) input.dryRun = true;
   const service = backfills(target);
   const name = o.name ?? executionName(o.table);
-  const execution = await service.start(input, name, o.wait);
+  const execution = await service.start(input, name);
+  await sayIfNothingRunsIt(target, execution);
   if (!o.wait) {
     if (o.json) console.log(JSON.stringify({ execution, status: 'RUNNING' }));
     else

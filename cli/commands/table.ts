@@ -1,3 +1,4 @@
+import { typeText } from '../../shared/bronze/delta-types.ts';
 import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
 import { allColumns } from '../../shared/bronze/schema.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
@@ -31,7 +32,8 @@ export async function table(
     rescuedRows: state.rescued,
     dataFiles: state.files,
     checkpointVersion: state.checkpointVersion ?? null,
-    schema: allColumns(state.schema).map((c) => ({ name: c.name, type: c.type })),
+    // `long`, `decimal(10,2)`, `struct<a:long,b:array<date>>`: one line per column, nested types included.
+    schema: allColumns(state.schema).map((c) => ({ name: c.name, type: typeText(c.type) })),
   };
   if (options.json) {
     console.log(JSON.stringify(result, null, 2));

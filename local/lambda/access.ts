@@ -1,29 +1,39 @@
+import type { Credentials, IamAccess } from '../iam/client.ts';
+
 /**
- * How each function process reaches AWS in local mode: the endpoint its SDK clients use and the credentials
- * Lambda would give it from its role. The one place to change both: a proxy that checks every call against
- * the calling function's role (issue 21) gives each function its own key and its own URL here.
+ * How a function process reaches AWS in local mode: the endpoint its SDK clients use (INLET_AWS_ENDPOINT)
+ * and the credentials Lambda would give it from its role. With the IAM check on, those are the role's as the
+ * check registered them, and the endpoint is the check's proxy, so every call the bundle makes is evaluated
+ * against its role; without them, the fixed test key, straight to the emulator.
  */
 export interface FunctionAccess {
-  /** Given as INLET_AWS_ENDPOINT, which the functions' clients are built with (local/lambda/environment.ts). */
   readonly endpoint: string;
-  readonly accessKeyId: string;
-  readonly secretAccessKey: string;
-  readonly sessionToken: string;
+  readonly credentials?: Credentials;
 }
 
-/** The function asking: its logical id in the template, its deployed name and its execution role's ARN. */
+/** The function asking: its logical id, deployed name, execution role, and that role's owner in the check. */
 export interface FunctionIdentity {
   readonly logicalId: string;
   readonly functionName: string;
   readonly roleArn: string;
+  /** Whose role it is, as the IAM check registers roles: `Batcher`, `Sink`... (local/iam/policies.ts). */
+  readonly role: string;
 }
 
 export type AccessPolicy = (fn: FunctionIdentity) => FunctionAccess;
 
 /**
- * Every function straight to the emulator, with dummy credentials (moto checks none). Lambda always gives
- * temporary credentials, so a session token too.
+ * Each function through the IAM check as its role when `iam` is given, else straight to `endpoint`. A
+ * function whose role the check does not know is refused rather than let through unchecked.
  */
-export function emulatorAccess(endpoint: string): AccessPolicy {
-  return () => ({ endpoint, accessKeyId: 'test', secretAccessKey: 'test', sessionToken: 'local' });
+export function functionAccess(endpoint: string, iam?: IamAccess): AccessPolicy {
+  return (fn) => {
+    if (!iam) return { endpoint };
+    const credentials = iam.credentials[fn.role];
+    if (!credentials)
+      throw new Error(
+        `the IAM check has no role ${fn.role} for function ${fn.logicalId}; it has ${Object.keys(iam.credentials).join(', ')}`,
+      );
+    return { endpoint: iam.endpoint, credentials };
+  };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
+import { functionEnv } from '../iam/client.ts';
 import type { FunctionAccess } from './access.ts';
 import { type LambdaRuntime, nodeFor } from './install.ts';
 
@@ -8,6 +9,8 @@ export interface FunctionSpec {
   readonly logicalId: string;
   readonly functionName: string;
   readonly roleArn: string;
+  /** Whose role it is, as the IAM check registers roles (local/iam/policies.ts). */
+  readonly role: string;
   /** The template's `Handler`, e.g. `index.handler`. */
   readonly handler: string;
   /** The template's `Runtime`, e.g. `nodejs22.x`. */
@@ -57,9 +60,10 @@ export function functionEnvironment(
     AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
     AWS_LAMBDA_LOG_GROUP_NAME: fn.logGroup,
     AWS_LAMBDA_LOG_STREAM_NAME: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${randomBytes(16).toString('hex')}`,
-    AWS_ACCESS_KEY_ID: access.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: access.secretAccessKey,
-    AWS_SESSION_TOKEN: access.sessionToken,
+    // Lambda gives a role's temporary credentials; without the IAM check, the emulator's fixed key.
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_SESSION_TOKEN: 'local',
     LAMBDA_TASK_ROOT: fn.codeDir,
     LAMBDA_RUNTIME_DIR: runtime.runtimeDir,
     TZ: ':UTC',
@@ -72,5 +76,10 @@ export function functionEnvironment(
     INLET_LAMBDA_RIC: runtime.ric,
     INLET_LAMBDA_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
   };
-  return { ...unreserved, ...fn.environment, ...reserved, ...local, ...launch };
+  // The role's credentials and the IAM check's proxy, when it is on: set in its one place.
+  return functionEnv(
+    { ...unreserved, ...fn.environment, ...reserved, ...local, ...launch },
+    access.endpoint,
+    access.credentials,
+  );
 }

@@ -4,9 +4,9 @@ import { request } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { FunctionErrorDocument, LambdaInvokeResult } from '../lambda-invoker.ts';
 import { projectRoot } from '../paths.ts';
 import type { LambdaRuntime } from './install.ts';
-import type { FunctionError, Invocation } from './invoker.ts';
 
 const bootstrap = join(projectRoot, 'local', 'lambda', 'bootstrap');
 
@@ -45,36 +45,38 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
+const failed = (document: FunctionErrorDocument): LambdaInvokeResult => ({
+  payload: document,
+  functionError: 'Unhandled',
+});
+
 /** The Runtime Interface Emulator's answer, read as Lambda's Invoke API would report it. */
-export function invocationOf(status: number, body: string, requestId: string): Invocation {
+export function invocationOf(status: number, body: string, requestId: string): LambdaInvokeResult {
   // The emulator answers a timeout with this text (and status 200); Lambda reports it as Sandbox.Timedout.
   const timedOut = /^Task timed out after ([\d.]+) seconds$/.exec(body.trim());
   if (timedOut)
-    return {
-      ok: false,
-      error: { errorType: 'Sandbox.Timedout', errorMessage: `RequestId: ${requestId} Error: ${body.trim()}` },
-    };
+    return failed({
+      errorType: 'Sandbox.Timedout',
+      errorMessage: `RequestId: ${requestId} Error: ${body.trim()}`,
+    });
   let parsed: unknown = null;
   try {
     parsed = body.length === 0 ? null : JSON.parse(body);
   } catch {
-    return { ok: false, error: { errorType: 'Runtime.InvalidResponse', errorMessage: body.slice(0, 500) } };
+    return failed({ errorType: 'Runtime.InvalidResponse', errorMessage: body.slice(0, 500) });
   }
   // The emulator drops the X-Amz-Function-Error header Lambda sets: a function error is told by its shape,
   // the runtime client's {errorType, errorMessage, trace}. (A handler returning exactly that shape would be
   // taken for an error; none of ours does.)
-  const error = parsed as Partial<FunctionError> | null;
+  const error = parsed as Partial<FunctionErrorDocument> | null;
   const isError =
     typeof error?.errorType === 'string' &&
     typeof error.errorMessage === 'string' &&
     Object.keys(error).every((k) => ['errorType', 'errorMessage', 'trace', 'stackTrace'].includes(k));
-  if (isError) return { ok: false, error: error as FunctionError };
+  if (isError) return failed(error as FunctionErrorDocument);
   if (status !== 200)
-    return {
-      ok: false,
-      error: { errorType: 'Runtime.Unknown', errorMessage: `status ${status}: ${body.slice(0, 500)}` },
-    };
-  return { ok: true, payload: parsed };
+    return failed({ errorType: 'Runtime.Unknown', errorMessage: `status ${status}: ${body.slice(0, 500)}` });
+  return { payload: parsed };
 }
 
 /**
@@ -141,7 +143,7 @@ export class ExecutionEnvironment {
   }
 
   /** One invocation (RequestResponse). The emulator enforces the timeout; this waits a while longer at most. */
-  invoke(payload: unknown): Promise<Invocation> {
+  invoke(payload: unknown): Promise<LambdaInvokeResult> {
     const requestId = randomUUID();
     const body = JSON.stringify(payload ?? null);
     return new Promise((resolve) => {
@@ -163,8 +165,7 @@ export class ExecutionEnvironment {
           res.on('end', () => resolve(invocationOf(res.statusCode ?? 0, text, requestId)));
         },
       );
-      const fail = (errorMessage: string) =>
-        resolve({ ok: false, error: { errorType: 'Runtime.Unknown', errorMessage } });
+      const fail = (errorMessage: string) => resolve(failed({ errorType: 'Runtime.Unknown', errorMessage }));
       req.on('timeout', () => {
         req.destroy();
         void this.stop();

@@ -4,18 +4,20 @@ import {
   type LambdaClient,
 } from '@aws-sdk/client-lambda';
 import { MemoryMetrics } from '../../shared/metrics.ts';
+import type { LambdaInvokeResult, LambdaInvoker } from '../lambda-invoker.ts';
 import type { AccessPolicy } from './access.ts';
 import { recordEmf } from './emf.ts';
 import { type FunctionSpec, functionEnvironment } from './environment.ts';
 import { ExecutionEnvironment } from './execution-environment.ts';
 import type { LambdaRuntime } from './install.ts';
-import type { Invocation, LambdaInvoker } from './invoker.ts';
 
 /** A function of the local stack: its logical id, its deployed name and its bundle (from the template). */
 export interface HostedFunction {
   readonly logicalId: string;
   readonly functionName: string;
   readonly codeDir: string;
+  /** Whose role it runs as, as the IAM check registers roles: `Batcher`, `Sink`... (local/iam/policies.ts). */
+  readonly role: string;
   /** The template's `Runtime` (e.g. `nodejs22.x`): an invocation fails if local mode has no Node.js for it. */
   readonly runtime?: string;
 }
@@ -49,6 +51,7 @@ function specOf(fn: HostedFunction, c: GetFunctionConfigurationCommandOutput): F
     logicalId: fn.logicalId,
     functionName: fn.functionName,
     roleArn: c.Role ?? '',
+    role: fn.role,
     handler: c.Handler ?? '',
     runtime: c.Runtime ?? '',
     memorySize: c.MemorySize ?? 128,
@@ -89,7 +92,7 @@ export class LambdaHost implements LambdaInvoker {
     return [...this.recent];
   }
 
-  async invoke(functionLogicalId: string, payload: unknown): Promise<Invocation> {
+  async invoke(functionLogicalId: string, payload: unknown): Promise<LambdaInvokeResult> {
     const fn = this.byId.get(functionLogicalId);
     if (!fn) throw new Error(`no function ${functionLogicalId} in the local stack`);
     if (this.stopped) throw new Error('the Lambda host is stopped');
@@ -146,6 +149,7 @@ export class LambdaHost implements LambdaInvoker {
       logicalId: spec.logicalId,
       functionName: spec.functionName,
       roleArn: spec.roleArn,
+      role: spec.role,
     });
     return new ExecutionEnvironment({
       runtime: this.options.runtime,

@@ -1,4 +1,4 @@
-// The Lambda runtime local mode runs each function under, installed once into .inlet-cache/lambda/:
+// The Lambda runtime local mode runs each function under, installed once into .cache/lambda/:
 // AWS's Runtime Interface Emulator (the Runtime API endpoint, built with `go install` from its Go module),
 // AWS's runtime interface client for Node.js (`aws-lambda-ric`, from npm; it builds a native client at install)
 // and the Node.js of each runtime the template names (npm's per-platform builds of Node.js, pinned).
@@ -17,7 +17,7 @@ import {
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { type InstalledPiece, installOnce } from '../install-once.ts';
-import { projectRoot } from '../paths.ts';
+import { cacheDir, projectRoot } from '../paths.ts';
 
 /** Raised when the machine lacks what the Lambda runtime needs; the message names the piece and the fix. */
 export class LambdaRuntimeSetupError extends Error {
@@ -35,7 +35,7 @@ export class LambdaRuntimeSetupError extends Error {
 export const RIE_MODULE = 'github.com/aws/aws-lambda-runtime-interface-emulator';
 export const RIE_VERSION = 'v0.0.0-20261030222936-bef5c4ba774d';
 
-export const lambdaCacheDir = join(projectRoot, '.inlet-cache', 'lambda');
+export const lambdaCacheDir = join(cacheDir, 'lambda');
 const source = (name: string) => join(projectRoot, 'local', 'lambda', name);
 /** An install left behind by a process that died is older than this; an install takes minutes at most. */
 const STALE_LOCK_MS = 15 * 60_000;

@@ -2,8 +2,7 @@
  * Where the AWS SDK clients point. One switch for the whole project so the same code and the same
  * integration suite run against moto, LocalStack or a real account.
  *
- * - `INLET_AWS_ENDPOINT=http://127.0.0.1:4566` (LocalStack, or a moto server already running): emulator target,
- *   with the environment's credentials if it has any (local mode gives each function its own).
+ * - `INLET_AWS_ENDPOINT=http://127.0.0.1:4566` (LocalStack, or a moto server already running): emulator target.
  * - `INLET_AWS_TARGET=aws`: real AWS with the normal credential chain and region.
  * - neither: the caller decides (tests start their own moto server; Lambda uses real AWS).
  */
@@ -12,37 +11,50 @@ export type AwsTarget =
       readonly kind: 'emulator';
       readonly endpoint: string;
       readonly region: string;
-      /** What the environment gives (in local mode, a function's own, standing for its role); else dummies. */
-      readonly credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+      /** Whose requests these are: local mode's IAM check tells functions apart by access key id. */
+      readonly credentials?: EmulatorCredentials;
     }
   | { readonly kind: 'aws'; readonly region?: string };
+
+export interface EmulatorCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
 
 export const LOCALSTACK_ENDPOINT = 'http://localhost:4566';
 export const DEFAULT_EMULATOR_REGION = 'us-east-1';
 
-export function emulatorTarget(endpoint: string, region = DEFAULT_EMULATOR_REGION): AwsTarget {
-  return { kind: 'emulator', endpoint, region };
+export function emulatorTarget(
+  endpoint: string,
+  region = DEFAULT_EMULATOR_REGION,
+  credentials?: EmulatorCredentials,
+): AwsTarget {
+  return credentials
+    ? { kind: 'emulator', endpoint, region, credentials }
+    : { kind: 'emulator', endpoint, region };
+}
+
+/**
+ * The standard credential variables, as Lambda sets them for a function's role: against an emulator they say
+ * which function is calling (the IAM check maps each access key id to a role), instead of the fixed `test`.
+ */
+function credentialsFromEnv(env: NodeJS.ProcessEnv): EmulatorCredentials | undefined {
+  if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) return undefined;
+  return {
+    accessKeyId: env.AWS_ACCESS_KEY_ID,
+    secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+    ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+  };
 }
 
 /** Reads the target from the environment; `undefined` when nothing says where to go. */
 export function targetFromEnv(env: NodeJS.ProcessEnv = process.env): AwsTarget | undefined {
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
-  if (env.INLET_AWS_ENDPOINT) {
-    const target = {
-      kind: 'emulator' as const,
-      endpoint: env.INLET_AWS_ENDPOINT,
-      region: region ?? DEFAULT_EMULATOR_REGION,
-    };
-    if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) return target;
-    const credentials = {
-      accessKeyId: env.AWS_ACCESS_KEY_ID,
-      secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
-      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-    };
-    return { ...target, credentials };
-  }
+  if (env.INLET_AWS_ENDPOINT)
+    return emulatorTarget(env.INLET_AWS_ENDPOINT, region ?? DEFAULT_EMULATOR_REGION, credentialsFromEnv(env));
   if (env.INLET_AWS_TARGET === 'localstack')
-    return emulatorTarget(LOCALSTACK_ENDPOINT, region ?? DEFAULT_EMULATOR_REGION);
+    return emulatorTarget(LOCALSTACK_ENDPOINT, region ?? DEFAULT_EMULATOR_REGION, credentialsFromEnv(env));
   if (env.INLET_AWS_TARGET === 'aws') return region ? { kind: 'aws', region } : { kind: 'aws' };
   return undefined;
 }
@@ -52,7 +64,7 @@ export function clientConfig(target: AwsTarget): {
   region?: string;
   endpoint?: string;
   forcePathStyle?: boolean;
-  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  credentials?: EmulatorCredentials;
   maxAttempts?: number;
   retryMode: 'adaptive';
   requestHandler: { connectionTimeout: number; requestTimeout: number };

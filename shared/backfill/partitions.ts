@@ -15,12 +15,28 @@ export const partitionSchema = z.strictObject({
   to: z.optional(z.string()),
   /** Last key done: the next listing starts after it. */
   startAfter: z.optional(z.string()),
-  /** An S3 Inventory data file (its key in the inventory's bucket), read instead of listing. */
-  inventoryFile: z.optional(z.string()),
-  /** Inventory rows of that file already done. */
+  /**
+   * A versions listing's cursor is a pair: `startAfter` is S3's `NextKeyMarker` and this its
+   * `NextVersionIdMarker`, passed back together as S3 documents them.
+   */
+  versionIdMarker: z.optional(z.string()),
+  /**
+   * S3 Inventory partitions read data files instead of listing: `file` (the one being read, an index into
+   * the manifest's `files`) up to `fileEnd` (exclusive), of the report whose manifest has the MD5 `report`.
+   * Indices, not keys, so a partition's size does not grow with the report.
+   */
+  report: z.optional(z.string().check(z.regex(/^[0-9a-f]{32}$/, 'must be an MD5 (32 hex digits)'))),
+  file: z.optional(z.int().check(z.nonnegative())),
+  fileEnd: z.optional(z.int().check(z.positive())),
+  /** Rows of `file` already done. */
   row: z.optional(z.int().check(z.nonnegative())),
 });
 export type Partition = z.infer<typeof partitionSchema>;
+
+/** Whether a partition reads S3 Inventory data files (else it lists keys). */
+export function isInventoryPartition(partition: Partition): boolean {
+  return partition.file !== undefined;
+}
 
 const utf8 = (s: string) => Buffer.from(s, 'utf8');
 
@@ -117,4 +133,54 @@ export async function discoverRanges(lister: ObjectLister, options: DiscoverOpti
   }
   ranges.push({ prefix: options.prefix, ...(from ? { from } : {}) });
   return ranges;
+}
+
+/**
+ * The first string after every string that starts with `prefix` (in UTF-8 byte order, which is code point
+ * order), or undefined when none is (the prefix is all U+10FFFF).
+ */
+export function prefixEnd(prefix: string): string | undefined {
+  const points = [...prefix];
+  while (points.length > 0) {
+    const last = points.pop()?.codePointAt(0) ?? 0;
+    if (last < 0x10ffff) {
+      // UTF-8 has no surrogate code points: after U+D7FF comes U+E000.
+      points.push(String.fromCodePoint(last + 1 === 0xd800 ? 0xe000 : last + 1));
+      return points.join('');
+    }
+  }
+  return undefined;
+}
+
+/**
+ * One partition doing the work of two that follow each other (`a` before `b`): from `a`'s cursor to `b`'s
+ * end. It may cover again what lay between them or what `b` had done (a done partition, another day of a
+ * reconcile window); re-listed keys are found in the ledger or claimed once by the batcher, so that costs
+ * look-ups, never a duplicate.
+ */
+export function coalesce(a: Partition, b: Partition): Partition {
+  if (isInventoryPartition(a) || isInventoryPartition(b)) {
+    return {
+      prefix: a.prefix,
+      ...(a.report !== undefined ? { report: a.report } : {}),
+      file: a.file ?? 0,
+      fileEnd: Math.max(a.fileEnd ?? 0, b.fileEnd ?? 0),
+      row: a.row ?? 0,
+    };
+  }
+  let common = 0;
+  while (common < a.prefix.length && common < b.prefix.length && a.prefix[common] === b.prefix[common])
+    common++;
+  if (common > 0 && /[\ud800-\udbff]/.test(a.prefix[common - 1] ?? '')) common--;
+  const prefix = a.prefix.slice(0, common);
+  // A window prefix (no from/to) is the range of the keys that start with it.
+  const from = a.from ?? (a.prefix !== prefix ? a.prefix : undefined);
+  const to = b.to ?? (b.prefix !== prefix ? prefixEnd(b.prefix) : undefined);
+  return {
+    prefix,
+    ...(from !== undefined ? { from } : {}),
+    ...(to !== undefined ? { to } : {}),
+    ...(a.startAfter !== undefined ? { startAfter: a.startAfter } : {}),
+    ...(a.versionIdMarker !== undefined ? { versionIdMarker: a.versionIdMarker } : {}),
+  };
 }

@@ -152,6 +152,8 @@ export interface BackfillState {
   readonly continuation?: { readonly name: string; readonly input: Record<string, unknown> };
   /** When `next` is `failed`: the first partition failure, as Step Functions caught it. */
   readonly failure?: { readonly Error: string; readonly Cause: string };
+  /** When `next` is `failed`: the execution's error and cause (JSON of the summary and the failure). */
+  readonly failed?: { readonly error: string; readonly cause: string };
 }
 
 /** One partition's iteration of the Map: what each Step takes and returns. */
@@ -189,6 +191,11 @@ export interface BackfillSummary extends BackfillTotals {
   readonly lastKey: string | null;
   /** Not complete: the input that resumes the run where each partition stopped. */
   readonly resume?: { readonly partitions: readonly Partition[] };
+  /**
+   * In a failure cause too long for its resume points (32,768 characters): they are in the output of the
+   * execution's last Merge state (its history), where `inlet backfill status` reads them.
+   */
+  readonly resumeInHistory?: boolean;
   readonly complete: boolean;
 }
 
@@ -244,11 +251,23 @@ export function planBackfill(
   if (modifiedAfter && modifiedBefore && modifiedAfter >= modifiedBefore) {
     problems.push(`modifiedAfter (${modifiedAfter}) must be before modifiedBefore (${modifiedBefore})`);
   }
-  if (input.inventory && (input.partitions || input.startAfter || input.maxObjects)) {
-    problems.push(
-      'inventory: reads whole inventory files; startAfter, partitions and maxObjects do not apply',
-    );
+  if (input.inventory && (input.startAfter !== undefined || input.maxObjects !== undefined)) {
+    problems.push('inventory: reads whole inventory files; startAfter and maxObjects do not apply');
   }
+  // A resumed run's partitions are of its kind: data files of the report (cursor: the file and row), or
+  // key ranges (cursor: the key).
+  const inventoryKind = (p: Partition) =>
+    p.report !== undefined && p.file !== undefined && p.fileEnd !== undefined;
+  const listingKind = (p: Partition) =>
+    p.report === undefined && p.file === undefined && p.fileEnd === undefined && p.row === undefined;
+  const keyed = (p: Partition) =>
+    [p.from, p.to, p.startAfter, p.versionIdMarker].some((v) => v !== undefined);
+  if (input.inventory && input.partitions?.some((p) => !inventoryKind(p) || keyed(p)))
+    problems.push(
+      'partitions: an inventory run resumes with the partitions its failure names (report, file, fileEnd, row)',
+    );
+  if (!input.inventory && input.partitions?.some((p) => !listingKind(p)))
+    problems.push('partitions: inventory partitions resume only with the inventory they came from');
   if (input.partitions && input.startAfter !== undefined) {
     problems.push('startAfter: give each partition its own startAfter instead');
   }

@@ -2,6 +2,7 @@ import { ListObjectsV2Command, ListObjectVersionsCommand, type S3Client } from '
 import { classifyAwsError } from '../errors.ts';
 import { stripQuotes } from '../events/parse-message.ts';
 import { normalizeVersionId } from '../events/version-id.ts';
+import { compareKeys } from './partitions.ts';
 import type { ListedObject, ListPage, ListRequest, ObjectLister, PrefixRequest } from './ports.ts';
 
 /** Partitioning stops descending rather than list more folders than this under one prefix. */
@@ -81,16 +82,32 @@ export class S3ObjectLister implements ObjectLister {
       new ListObjectVersionsCommand({
         Bucket: request.bucket,
         Prefix: request.prefix || undefined,
-        // KeyMarker lists keys after it, like StartAfter. A key's latest version comes first, so a page
-        // that ends inside a key's older versions has already returned its latest.
+        // A key marker alone lists the keys after it, like StartAfter. A truncated page names where the next
+        // starts with NextKeyMarker and NextVersionIdMarker, "to be used" as the key and version-id markers
+        // of the next request: the pair is passed back as is, which resumes exactly whether S3 means the
+        // last entry returned or the first not returned (its docs say the latter, S3 and moto answer the
+        // former). A key's latest version comes first, so a page ending inside a key's older versions has
+        // already returned its latest.
         KeyMarker: request.startAfter,
+        VersionIdMarker: request.startAfter !== undefined ? request.versionIdMarker : undefined,
         MaxKeys: request.limit,
       }),
     );
     const versions = page.Versions ?? [];
     const objects = versions.filter((v) => v.IsLatest).map((v) => listed(v, normalizeVersionId(v.VersionId)));
     // A page of delete markers or older versions lists nothing: NextKeyMarker still moves the cursor on.
-    const lastKey = page.NextKeyMarker ?? versions.at(-1)?.Key ?? page.DeleteMarkers?.at(-1)?.Key;
-    return { objects, lastKey, more: page.IsTruncated === true };
+    if (page.IsTruncated && page.NextKeyMarker !== undefined) {
+      return {
+        objects,
+        lastKey: page.NextKeyMarker,
+        ...(page.NextVersionIdMarker ? { lastVersionId: page.NextVersionIdMarker } : {}),
+        more: true,
+      };
+    }
+    const lastKey = [versions.at(-1)?.Key, page.DeleteMarkers?.at(-1)?.Key]
+      .filter((k): k is string => k !== undefined)
+      .sort(compareKeys)
+      .at(-1);
+    return { objects, ...(lastKey !== undefined ? { lastKey } : {}), more: page.IsTruncated === true };
   }
 }

@@ -89,9 +89,11 @@ const CHECKPOINT_SCHEMA = [
   ...stringList('partitionColumns'),
   ...stringMap('configuration'),
   i64('createdTime'),
-  group('protocol', 2),
+  group('protocol', 4),
   i32('minReaderVersion'),
   i32('minWriterVersion'),
+  ...stringList('readerFeatures'),
+  ...stringList('writerFeatures'),
 ];
 
 const big = (n: number | null | undefined) => (n === null || n === undefined ? null : BigInt(n));
@@ -112,6 +114,8 @@ function checkpointRows(state: LogState): Row[] {
       protocol: {
         minReaderVersion: state.protocol.minReaderVersion,
         minWriterVersion: state.protocol.minWriterVersion,
+        readerFeatures: state.protocol.readerFeatures ? [...state.protocol.readerFeatures] : null,
+        writerFeatures: state.protocol.writerFeatures ? [...state.protocol.writerFeatures] : null,
       },
     });
   if (state.metaData) {
@@ -195,6 +199,13 @@ export async function readCheckpoint(version: number, bytes: Uint8Array): Promis
       state.protocol = {
         minReaderVersion: Number(protocol.minReaderVersion),
         minWriterVersion: Number(protocol.minWriterVersion),
+        // Absent rather than null, as in the JSON commit (the two replays compare equal).
+        ...(Array.isArray(protocol.readerFeatures)
+          ? { readerFeatures: protocol.readerFeatures as string[] }
+          : {}),
+        ...(Array.isArray(protocol.writerFeatures)
+          ? { writerFeatures: protocol.writerFeatures as string[] }
+          : {}),
       } satisfies ProtocolAction;
     if (metaData) {
       const format = (metaData.format ?? {}) as Record<string, unknown>;

@@ -1,8 +1,12 @@
 import * as z from '../zod.ts';
+import { nameProblem } from './delta-types.ts';
 
-/** Column types a bronze table can hold: the Delta primitive types the sink reads and writes. */
-export const BRONZE_TYPES = ['string', 'long', 'double', 'boolean'] as const;
-export type BronzeType = (typeof BRONZE_TYPES)[number];
+/**
+ * Types a `schemaHints` entry may name: the types JSON and CSV inference produces. A table holds more (the
+ * Delta type model, delta-types.ts); hints for those are issue 23.
+ */
+export const HINT_TYPES = ['string', 'long', 'double', 'boolean'] as const;
+export type HintType = (typeof HINT_TYPES)[number];
 
 /** Columns the sink adds to every row; source data may not use these names (they go to `_rescued_data`). */
 export const RESCUED_COLUMN = '_rescued_data';
@@ -81,7 +85,7 @@ export const bronzeConfigSchema = z
      */
     format: z.enum(['json', 'jsonl', 'csv', 'parquet']),
     /** Column -> type; overrides inference, e.g. `{ "zip": "string" }` so leading zeros survive. */
-    schemaHints: z._default(z.record(z.string().check(z.minLength(1)), z.enum(BRONZE_TYPES)), {}),
+    schemaHints: z._default(z.record(z.string().check(z.minLength(1)), z.enum(HINT_TYPES)), {}),
     evolution: z._default(z.enum(EVOLUTION_MODES), 'addNewColumns'),
     /** `s3://bucket/prefix` of the Delta table. Default: `s3://<manifest bucket>/<table>/_bronze`. */
     location: z.optional(z.string().check(z.regex(S3_URL, 'location must be s3://bucket[/prefix]'))),
@@ -120,13 +124,19 @@ export const bronzeConfigSchema = z
   })
   .check(
     z.superRefine((value, ctx) => {
+      // Delta names are case-insensitive (PROTOCOL.md "Schema Serialization Format"): a hint differing from
+      // a system column or another hint only by case would make the table unreadable.
+      const seen = new Map<string, string>();
       for (const column of Object.keys(value.schemaHints)) {
-        if (SYSTEM_COLUMNS.includes(column))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['schemaHints', column],
-            message: `'${column}' is a column the sink adds; it cannot be hinted`,
-          });
+        const lower = column.toLowerCase();
+        const system = SYSTEM_COLUMNS.find((c) => c === lower);
+        const problem = system
+          ? `'${column}' is a column the sink adds${system === column ? '' : ` ('${system}'; names are case-insensitive)`}; it cannot be hinted`
+          : seen.has(lower)
+            ? `'${column}' and '${seen.get(lower)}' differ only by case: Delta column names are case-insensitive`
+            : nameProblem(column);
+        if (problem) ctx.addIssue({ code: 'custom', path: ['schemaHints', column], message: problem });
+        seen.set(lower, column);
       }
     }),
   );

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { RESCUED_ROWS_TAG } from './log-state.ts';
+import { type ProtocolAction, RESCUED_ROWS_TAG } from './log-state.ts';
 import type { DataFile } from './parquet-file.ts';
 import { fromDeltaSchemaString, type TableSchema, toDeltaSchemaString } from './schema.ts';
+import { LEGACY_PROTOCOL } from './table-features.ts';
 
 /**
  * The Delta transaction log as this sink writes it (delta-io/delta PROTOCOL.md; sections cited in
@@ -36,6 +37,8 @@ export interface CommitInput {
   readonly missingSources: readonly string[];
   /** epoch ms; the manifest's commit time, so a replay writes the same commit. */
   readonly timestamp: number;
+  /** The protocol this commit sets (table-features.ts); version 0 without one gets reader 1 / writer 2. */
+  readonly protocol?: ProtocolAction;
 }
 
 /** The actions of one commit, in the order PROTOCOL.md's examples use. */
@@ -65,7 +68,8 @@ export function buildCommit(input: CommitInput): string {
       },
     },
   ];
-  if (deltaVersion === 0) actions.push({ protocol: { minReaderVersion: 1, minWriterVersion: 2 } });
+  const protocol = input.protocol ?? (deltaVersion === 0 ? LEGACY_PROTOCOL : undefined);
+  if (protocol) actions.push({ protocol });
   if (deltaVersion === 0 || input.schemaChanged) {
     actions.push({
       metaData: {

@@ -7,6 +7,9 @@
 export interface ProtocolAction {
   readonly minReaderVersion: number;
   readonly minWriterVersion: number;
+  /** Only with reader version 3 / writer version 7 (PROTOCOL.md "Table Features"). */
+  readonly readerFeatures?: readonly string[];
+  readonly writerFeatures?: readonly string[];
 }
 
 export interface MetaDataAction {

@@ -1,6 +1,8 @@
+import type { SchemaElement } from 'hyparquet';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { BronzeType } from './config.ts';
-import { allColumns, type OutputRow, type TableSchema } from './schema.ts';
+import { type BronzeType, decimalOf } from './delta-types.ts';
+import type { OutputRow } from './fit-record.ts';
+import { allColumns, type TableSchema } from './schema.ts';
 
 /** A finished data file, ready to upload. */
 export interface DataFile {
@@ -19,27 +21,114 @@ export function dataFilePath(manifestVersion: number, index: number): string {
   return `part-${String(manifestVersion).padStart(20, '0')}-${String(index).padStart(5, '0')}.snappy.parquet`;
 }
 
-const PARQUET_TYPE: Record<BronzeType, { type: 'BYTE_ARRAY' | 'INT64' | 'DOUBLE' | 'BOOLEAN'; utf8?: true }> =
-  {
-    string: { type: 'BYTE_ARRAY', utf8: true },
-    long: { type: 'INT64' },
-    double: { type: 'DOUBLE' },
-    boolean: { type: 'BOOLEAN' },
-  };
+type Repetition = 'REQUIRED' | 'OPTIONAL' | 'REPEATED';
 
-function parquetSchema(schema: TableSchema) {
+/** Bytes of the smallest FIXED_LEN_BYTE_ARRAY holding every unscaled value of `precision` digits (Spark's
+ * `Decimal.minBytesForPrecision`). */
+export function decimalBytes(precision: number): number {
+  let bytes = 1;
+  while (2n ** BigInt(8 * bytes - 1) < 10n ** BigInt(precision)) bytes += 1;
+  return bytes;
+}
+
+/** The outer group of a LIST or MAP, annotated both ways (converted and logical), as Spark writes it. */
+const wrapper = (name: string, repetition: Repetition, kind: 'LIST' | 'MAP'): SchemaElement => ({
+  name,
+  repetition_type: repetition,
+  num_children: 1,
+  converted_type: kind,
+  logical_type: { type: kind },
+});
+
+/**
+ * The Parquet schema elements (depth first) of a column of `type`, the way Delta readers expect them
+ * (PROTOCOL.md "Delta Data Type to Parquet Type Mappings") and Spark writes them: `byte`/`short` INT32 with
+ * INT(8)/INT(16); `integer` INT32; `long` INT64; `date` INT32 DATE; `timestamp` INT64 TIMESTAMP(MICROS,
+ * isAdjustedToUTC=true), `timestamp_ntz` the same with isAdjustedToUTC=false (and no converted type, which
+ * would say UTC); `decimal(p,s)` INT32 up to 9 digits, INT64 up to 18, else FIXED_LEN_BYTE_ARRAY; `binary`
+ * plain BYTE_ARRAY; `string` BYTE_ARRAY UTF8; arrays the three-level LIST, maps the MAP `key_value` group.
+ */
+export function parquetElements(name: string, type: BronzeType, repetition: Repetition): SchemaElement[] {
+  const leaf = (element: Omit<SchemaElement, 'name' | 'repetition_type'>): SchemaElement[] => [
+    { name, repetition_type: repetition, ...element },
+  ];
+  if (typeof type !== 'string') {
+    switch (type.type) {
+      case 'struct':
+        return [
+          { name, repetition_type: repetition, num_children: type.fields.length },
+          ...type.fields.flatMap((f) => parquetElements(f.name, f.type, 'OPTIONAL')),
+        ];
+      case 'array':
+        return [
+          wrapper(name, repetition, 'LIST'),
+          { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+          ...parquetElements('element', type.elementType, 'OPTIONAL'),
+        ];
+      case 'map':
+        return [
+          wrapper(name, repetition, 'MAP'),
+          { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 },
+          ...parquetElements('key', type.keyType, 'REQUIRED'),
+          ...parquetElements('value', type.valueType, 'OPTIONAL'),
+        ];
+    }
+  }
+  switch (type) {
+    case 'string':
+      return leaf({ type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } });
+    case 'binary':
+      return leaf({ type: 'BYTE_ARRAY' });
+    case 'boolean':
+      return leaf({ type: 'BOOLEAN' });
+    case 'long':
+      return leaf({ type: 'INT64' });
+    case 'integer':
+      return leaf({ type: 'INT32' });
+    // The converted type alone: readers take INT_8/INT_16 as INT(8)/INT(16) (LogicalTypes.md, backward
+    // compatibility), and hyparquet-writer 0.17 encodes IntType.bitWidth as an i32 where thrift wants an i8,
+    // which pyarrow rejects as invalid thrift.
+    case 'short':
+      return leaf({ type: 'INT32', converted_type: 'INT_16' });
+    case 'byte':
+      return leaf({ type: 'INT32', converted_type: 'INT_8' });
+    case 'float':
+      return leaf({ type: 'FLOAT' });
+    case 'double':
+      return leaf({ type: 'DOUBLE' });
+    case 'date':
+      return leaf({ type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } });
+    case 'timestamp':
+      return leaf({
+        type: 'INT64',
+        converted_type: 'TIMESTAMP_MICROS',
+        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
+      });
+    case 'timestamp_ntz':
+      return leaf({
+        type: 'INT64',
+        logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: false, unit: 'MICROS' },
+      });
+  }
+  const decimal = decimalOf(type);
+  if (!decimal) throw new Error(`no Parquet type for ${type}`);
+  const { precision, scale } = decimal;
+  const annotation = {
+    converted_type: 'DECIMAL' as const,
+    precision,
+    scale,
+    logical_type: { type: 'DECIMAL' as const, precision, scale },
+  };
+  if (precision <= 9) return leaf({ type: 'INT32', ...annotation });
+  if (precision <= 18) return leaf({ type: 'INT64', ...annotation });
+  return leaf({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: decimalBytes(precision), ...annotation });
+}
+
+function parquetSchema(schema: TableSchema): SchemaElement[] {
   const columns = allColumns(schema);
   return [
     { name: 'root', num_children: columns.length },
-    ...columns.map((c) => {
-      const t = PARQUET_TYPE[c.type];
-      return {
-        name: c.name,
-        type: t.type,
-        repetition_type: 'OPTIONAL' as const,
-        ...(t.utf8 ? { converted_type: 'UTF8' as const, logical_type: { type: 'STRING' as const } } : {}),
-      };
-    }),
+    ...columns.flatMap((c) => parquetElements(c.name, c.type, 'OPTIONAL')),
   ];
 }
 

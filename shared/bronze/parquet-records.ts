@@ -1,61 +1,110 @@
-import { type AsyncBuffer, parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
-import type { BronzeType } from './config.ts';
+import {
+  type AsyncBuffer,
+  type FileMetaData,
+  type ParquetParsers,
+  parquetMetadataAsync,
+  parquetRead,
+  parquetSchema,
+  type SchemaElement,
+} from 'hyparquet';
+import type { BronzeType } from './delta-types.ts';
+import { Bad, type FieldReader, NotUtf8 } from './parquet-leaves.ts';
+import { fieldReader } from './parquet-types.ts';
 import type { SourceRecord } from './records.ts';
 import type { Column } from './schema.ts';
+import { Unstorable } from './values.ts';
 
-/** The bronze type a top-level Parquet column maps to: its declared type, not the values it happens to hold. */
-export function bronzeTypeOf(element: {
-  readonly type?: string;
-  readonly converted_type?: string;
-  readonly logical_type?: { readonly type: string };
-  readonly num_children?: number;
-}): BronzeType {
-  // Groups (structs, lists, maps) are kept as their JSON, like a JSON object in a JSON file.
-  if (element.num_children) return 'string';
-  const logical = element.logical_type?.type;
-  const converted = element.converted_type;
-  switch (element.type) {
-    case 'BOOLEAN':
-      return 'boolean';
-    case 'INT32':
-    case 'INT64':
-      // DECIMAL is read as a number; DATE, TIME and TIMESTAMP as instants, stored as ISO-8601 text.
-      if (logical === 'DECIMAL' || converted === 'DECIMAL') return 'double';
-      if (
-        ['DATE', 'TIME', 'TIMESTAMP'].includes(logical ?? '') ||
-        ['DATE', 'TIME_MILLIS', 'TIME_MICROS', 'TIMESTAMP_MILLIS', 'TIMESTAMP_MICROS'].includes(
-          converted ?? '',
-        )
-      )
-        return 'string';
-      return 'long';
-    case 'FLOAT':
-    case 'DOUBLE':
-      return 'double';
-    default:
-      // BYTE_ARRAY (read as UTF-8 text), FIXED_LEN_BYTE_ARRAY, INT96 timestamps.
-      if (logical === 'DECIMAL' || converted === 'DECIMAL') return 'double';
-      return 'string';
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const text = (bytes: Uint8Array) => {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return new NotUtf8(bytes);
   }
+};
+const raw = <T>(v: T) => v;
+
+/**
+ * hyparquet's decoders, made lossless: by default it turns timestamps into millisecond Dates (dropping
+ * microseconds and nanoseconds), dates into Dates, and text with invalid UTF-8 into U+FFFD. Here they
+ * return the stored integers (days, or units since the epoch; INT96 as nanoseconds) and refuse bad UTF-8,
+ * and parquet-types.ts maps each to its Delta cell.
+ */
+const PARSERS: Partial<ParquetParsers> = {
+  timestampFromMilliseconds: raw,
+  timestampFromMicroseconds: raw,
+  timestampFromNanoseconds: raw,
+  dateFromDays: raw,
+  stringFromBytes: text,
+  jsonFromBytes: text,
+  geometryFromBytes: raw,
+  geographyFromBytes: raw,
+};
+
+/**
+ * The file's metadata as the raw read sees it: DECIMAL unannotated (hyparquet would return a rounded double;
+ * this gives the unscaled integer or bytes), MAP unannotated (hyparquet would key a plain object by each key's
+ * text, losing a `__proto__` key and the key's type; this gives the `key_value` entries), BSON and INTERVAL
+ * unannotated (hyparquet refuses them), VARIANT unannotated (its raw parts are kept), and every field
+ * renamed to its position (`c0`... at the top, `f0`... inside), so duplicate or `__proto__` names cannot
+ * collide in the objects hyparquet builds. Column chunks are found by path, so their paths follow.
+ */
+function rawReadMetadata(metadata: FileMetaData): FileMetaData {
+  const strip = new Set(['DECIMAL', 'MAP', 'MAP_KEY_VALUE', 'BSON', 'INTERVAL', 'VARIANT']);
+  const schema: SchemaElement[] = [];
+  const paths = new Map<string, string[]>();
+  let index = 0;
+  const walk = (original: string[], renamed: string[], position: number, top: boolean) => {
+    const element = metadata.schema[index++] as SchemaElement;
+    const name = top ? `c${position}` : `f${position}`;
+    const copy: SchemaElement = { ...element, name };
+    if (copy.converted_type && strip.has(copy.converted_type)) copy.converted_type = undefined;
+    if (copy.logical_type && strip.has(copy.logical_type.type)) copy.logical_type = undefined;
+    schema.push(copy);
+    const from = [...original, element.name];
+    const to = [...renamed, name];
+    if (!element.num_children) paths.set(from.join('\u0000'), to);
+    for (let i = 0; i < (element.num_children ?? 0); i++) walk(from, to, i, false);
+  };
+  const root = metadata.schema[index++] as SchemaElement;
+  schema.push(root);
+  for (let i = 0; i < (root.num_children ?? 0); i++) walk([], [], i, true);
+  return {
+    ...metadata,
+    schema,
+    row_groups: metadata.row_groups.map((group) => ({
+      ...group,
+      columns: group.columns.map((chunk) => {
+        const path = chunk.meta_data && paths.get(chunk.meta_data.path_in_schema.join('\u0000'));
+        return path && chunk.meta_data
+          ? { ...chunk, meta_data: { ...chunk.meta_data, path_in_schema: path } }
+          : chunk;
+      }),
+    })),
+  };
 }
 
-/** hyparquet's values as the sink's columns take them: instants as ISO-8601 text, the rest as read. */
-function normalize(value: unknown): unknown {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-  return value;
+/** Top-level names as record keys: a repeated name gets `_2`, `_3`... (as a repeated CSV header does). */
+function uniqueNames(names: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return names.map((name) => {
+    const n = (seen.get(name) ?? 0) + 1;
+    seen.set(name, n);
+    return n === 1 ? name : `${name}_${n}`;
+  });
 }
 
 /**
- * The records of one Parquet landing file: first its columns with their declared types (so the schema comes
- * from the file's own schema, not from inference), then its rows, read one row group at a time over ranged
- * reads, so memory is bounded by a row group rather than the file. A file that is not Parquet, or a row
- * group that cannot be decoded, becomes one rescued record with the reason; nothing is dropped silently.
+ * The records of one Parquet landing file: first its columns with their declared Delta types (so the schema
+ * comes from the file's own schema, not from inference), then its rows, read one row group at a time over
+ * ranged reads, so memory is bounded by a row group rather than the file. A value no Delta type holds
+ * exactly is an Unstorable with its exact text. A file that is not Parquet, or a row group that cannot be
+ * decoded, becomes one rescued record with the reason; nothing is dropped silently.
  */
 export async function* parquetRecords(file: AsyncBuffer): AsyncGenerator<SourceRecord> {
-  let metadata: Awaited<ReturnType<typeof parquetMetadataAsync>>;
+  let metadata: FileMetaData;
   try {
-    metadata = await parquetMetadataAsync(file);
+    metadata = await parquetMetadataAsync(file, { geoparquet: false });
   } catch (error) {
     yield {
       kind: 'corrupt',
@@ -64,17 +113,33 @@ export async function* parquetRecords(file: AsyncBuffer): AsyncGenerator<SourceR
     };
     return;
   }
-  const columns: Column[] = parquetSchema(metadata).children.map((c) => ({
-    name: c.element.name,
-    type: bronzeTypeOf(c.element),
-  }));
+  const nodes = parquetSchema(metadata).children;
+  const readers: FieldReader[] = nodes.map((node) => fieldReader(node));
+  const names = uniqueNames(nodes.map((node) => node.element.name));
+  const types = new Map<string, BronzeType>();
+  readers.forEach((r, i) => {
+    if (r.type !== undefined) types.set(names[i] as string, r.type);
+  });
+  const columns: Column[] = [...types].map(([name, type]) => ({ name, type }));
   yield { kind: 'columns', columns };
+  const readable = rawReadMetadata(metadata);
   let rowStart = 0;
   for (const [index, group] of metadata.row_groups.entries()) {
     const rowEnd = rowStart + Number(group.num_rows);
-    let rows: Record<string, unknown>[];
+    let rows: unknown[][];
     try {
-      rows = await parquetReadObjects({ file, metadata, rowStart, rowEnd });
+      rows = await new Promise<unknown[][]>((resolve, reject) => {
+        parquetRead({
+          file,
+          metadata: readable,
+          rowStart,
+          rowEnd,
+          utf8: false,
+          geoparquet: false,
+          parsers: PARSERS,
+          onComplete: (r) => resolve(r as unknown[][]),
+        }).catch(reject);
+      });
     } catch (error) {
       yield {
         kind: 'corrupt',
@@ -84,11 +149,29 @@ export async function* parquetRecords(file: AsyncBuffer): AsyncGenerator<SourceR
       rowStart = rowEnd;
       continue;
     }
-    for (const row of rows) {
-      const values: Record<string, unknown> = {};
-      for (const [name, value] of Object.entries(row)) values[name] = normalize(value);
-      yield { kind: 'row', values };
-    }
+    for (const row of rows) yield { kind: 'row', values: cells(row, readers, names), types };
     rowStart = rowEnd;
   }
+}
+
+function cells(
+  row: unknown[],
+  readers: readonly FieldReader[],
+  names: readonly string[],
+): Record<string, unknown> {
+  const values: Record<string, unknown> = Object.create(null);
+  for (let i = 0; i < readers.length; i++) {
+    const reader = readers[i] as FieldReader;
+    const rawValue = row[i];
+    let cell = reader.type === undefined ? new Bad(reader.problem ?? 'no Delta type') : reader.read(rawValue);
+    if (cell instanceof Bad) {
+      const json = reader.json(rawValue);
+      cell =
+        json === 'null'
+          ? null
+          : new Unstorable(json.startsWith('"') ? (JSON.parse(json) as string) : json, json, cell.reason);
+    }
+    values[names[i] as string] = cell;
+  }
+  return values;
 }

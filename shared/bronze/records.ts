@@ -1,4 +1,7 @@
+import type { BronzeType } from './delta-types.ts';
+import { parseJson } from './json-parse.ts';
 import type { Column } from './schema.ts';
+import { untypedJson } from './values.ts';
 
 /**
  * Streaming record readers: a landing file's bytes in, one record (or one unparseable piece) at a time out.
@@ -8,7 +11,12 @@ import type { Column } from './schema.ts';
 
 /** A record read from a file: its columns, or the raw text that could not be parsed and why. */
 export type SourceRecord =
-  | { readonly kind: 'row'; readonly values: Readonly<Record<string, unknown>> }
+  | {
+      readonly kind: 'row';
+      readonly values: Readonly<Record<string, unknown>>;
+      /** A self-describing file's declared types of its columns (the same map for every row of a file). */
+      readonly types?: ReadonlyMap<string, BronzeType>;
+    }
   | { readonly kind: 'corrupt'; readonly raw: string; readonly reason: string }
   /** A self-describing file (Parquet) declares its columns and their types before its rows. */
   | { readonly kind: 'columns'; readonly columns: readonly Column[] };
@@ -57,8 +65,11 @@ async function* lines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<{ text:
   yield* drain(true);
 }
 
+/** A JSON object: not an array, and not a number the lossless parser wraps (`1.0`, `1e400` on their own). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 /** JSON Lines; a `json` file whose first byte is `[` is one document, an array of records. */
@@ -84,7 +95,7 @@ async function* jsonRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<S
     if (trimmed === '') continue;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(trimmed);
+      parsed = parseJson(trimmed);
     } catch (error) {
       yield { kind: 'corrupt', raw: clip(text), reason: `not JSON: ${(error as Error).message}` };
       continue;
@@ -114,15 +125,14 @@ async function* jsonDocument(
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJson(text);
   } catch (error) {
     yield { kind: 'corrupt', raw: clip(text), reason: `not JSON: ${(error as Error).message}` };
     return;
   }
   for (const item of parsed as unknown[]) {
     if (isPlainObject(item)) yield { kind: 'row', values: item };
-    else
-      yield { kind: 'corrupt', raw: clip(JSON.stringify(item)), reason: 'a JSON record must be an object' };
+    else yield { kind: 'corrupt', raw: clip(untypedJson(item)), reason: 'a JSON record must be an object' };
   }
 }
 

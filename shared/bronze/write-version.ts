@@ -3,11 +3,14 @@ import type { ObjectRef } from '../model.ts';
 import type { BronzeConfig } from './config.ts';
 import { buildCommit, deltaVersionOf, parseCommit } from './delta-log.ts';
 import { DeltaCommitConflictError, NewColumnsError } from './errors.ts';
+import { corruptRow, RecordFitter } from './fit-record.ts';
 import { type DataFile, ParquetSplitter } from './parquet-file.ts';
 import { parquetRecords } from './parquet-records.ts';
 import type { DeltaStore, SourceObjects } from './ports.ts';
 import { readRecords, type SourceRecord } from './records.ts';
-import { corruptRow, decideSchema, fitRecord, SchemaObserver, type TableSchema } from './schema.ts';
+import { decideSchema, type TableSchema } from './schema.ts';
+import { SchemaObserver } from './schema-observer.ts';
+import { protocolChange } from './table-features.ts';
 
 export interface WriteVersionInput {
   readonly table: string;
@@ -63,8 +66,7 @@ export async function writeVersion(
   const existing = await deps.delta.getCommit(deltaVersion);
   if (existing !== undefined) return fromExisting(input, deltaVersion, existing);
 
-  const fromCsv = config.format === 'csv';
-  const observer = new SchemaObserver(fromCsv);
+  const observer = new SchemaObserver(config.format);
   const missing: string[] = [];
   for (const ref of manifest.files) {
     const records = await openRecords(deps.sources, config.format, ref);
@@ -91,6 +93,7 @@ export async function writeVersion(
       written.push({ path: file.path, rows: file.rows, rescued: file.rescued, size: file.bytes.byteLength });
     },
   });
+  const fitter = new RecordFitter(decision.schema, config.evolution, config.format);
   const skipped = new Set(missing);
   for (const ref of manifest.files) {
     if (skipped.has(sourceUrl(ref))) continue;
@@ -105,7 +108,7 @@ export async function writeVersion(
       if (record.kind === 'columns') continue;
       await splitter.add(
         record.kind === 'row'
-          ? fitRecord(record.values, decision.schema, config.evolution, fromCsv, file, manifest.version)
+          ? fitter.fit(record.values, record.types, file, manifest.version)
           : corruptRow(record.raw, record.reason, decision.schema, file, manifest.version),
       );
     }
@@ -122,6 +125,7 @@ export async function writeVersion(
     files: written,
     missingSources: missing,
     timestamp: Date.parse(manifest.committedAt),
+    protocol: protocolChange(input.schema, decision.schema),
   });
   if ((await deps.delta.putCommitIfAbsent(deltaVersion, body)) === 'exists') {
     // Someone committed this version between our check and our put: done if it was a replay of ours.

@@ -4,6 +4,7 @@ import {
   type PartitionResult,
   type PartitionTask,
 } from '../backfill/request.ts';
+import { MAX_STEP_ERROR_CHARS } from '../backfill/state-size.ts';
 import { isThrottle, UnknownOutcomeError } from '../errors.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { RETRYABLE_ERRORS } from '../names.ts';
@@ -21,11 +22,15 @@ export type BackfillTask =
     }
   /** One partition's step, inside the Map. */
   | { readonly action: 'step'; readonly state: PartitionTask }
-  /** After the Map: the round's state and each partition's result. */
+  /**
+   * After the Map: the round's state, with each partition's result in `results` (the Map's ResultPath),
+   * sent once: the task's input is held to the same 256 KiB as a state.
+   */
   | {
       readonly action: 'merge';
-      readonly state: BackfillState;
-      readonly results: readonly PartitionResult[];
+      readonly state: BackfillState & { readonly results?: readonly PartitionResult[] };
+      /** Older definitions sent the results beside the state as well. */
+      readonly results?: readonly PartitionResult[];
     };
 
 /**
@@ -45,6 +50,20 @@ export function taskError(error: unknown): Error {
   return error instanceof Error ? error : new Error(message);
 }
 
+/** A Plan's or Merge's error ends the execution: its cause is at most 32,768 characters. */
+const MAX_TASK_ERROR_CHARS = 12_000;
+
+/**
+ * The error as Lambda will report it (its name, its message and its stack's lines, as JSON), cut to size:
+ * a step's failure travels in the Map's results with every other partition's (shared/backfill/state-size.ts),
+ * so its message is cut and its stack is its first line; the whole message is in the function's log.
+ */
+function short(error: Error, chars: number): Error {
+  if (error.message.length > chars) error.message = `${error.message.slice(0, chars - 1)}…`;
+  error.stack = `${error.name}: ${error.message}`;
+  return error;
+}
+
 export type BackfillHandler = (task: BackfillTask) => Promise<BackfillState | PartitionTask>;
 
 /** The backfill Lambda: one function, three actions (plan, step, merge), called by the state machine. */
@@ -54,7 +73,10 @@ export function makeBackfillHandler(deps: BackfillDeps & { readonly metrics: Met
     try {
       if (task.action === 'plan') return await run.plan(task.input, task.execution);
       if (task.action === 'step') return await run.step(task.state);
-      if (task.action === 'merge') return run.merge(task.state, task.results);
+      if (task.action === 'merge') {
+        const { results = task.results ?? [], ...state } = task.state;
+        return run.merge(state, results);
+      }
       throw new Error(`unknown backfill action ${JSON.stringify((task as { action?: unknown }).action)}`);
     } catch (error) {
       const named = taskError(error);
@@ -63,7 +85,7 @@ export function makeBackfillHandler(deps: BackfillDeps & { readonly metrics: Met
         error: named.name,
         detail: named.message,
       });
-      throw named;
+      throw short(named, task.action === 'step' ? MAX_STEP_ERROR_CHARS : MAX_TASK_ERROR_CHARS);
     } finally {
       deps.metrics.flush();
     }

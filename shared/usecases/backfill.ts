@@ -1,26 +1,28 @@
 import picomatch from 'picomatch';
 import { mapLimit } from '../backfill/concurrency.ts';
-import type { InventoryReader } from '../backfill/inventory.ts';
-import {
-  discoverRanges,
-  inRange,
-  listingPrefix,
-  type Partition,
-  pastRange,
-  startAfterFor,
-} from '../backfill/partitions.ts';
-import type { Enqueuer, ListedObject, ListPage, ObjectLister } from '../backfill/ports.ts';
+import { identityColumnProblems } from '../backfill/inventory-report.ts';
+import { givenInventoryProblems, inventoryPartitions } from '../backfill/inventory-source.ts';
+import { pageSource } from '../backfill/page-source.ts';
+import { discoverRanges, type Partition } from '../backfill/partitions.ts';
+import type { Enqueuer, InventoryReader, ListedObject, ListPage, ObjectLister } from '../backfill/ports.ts';
 import {
   type BackfillPlan,
   type BackfillState,
-  type BackfillSummary,
   type BackfillTotals,
   type ExecutionInfo,
+  InvalidBackfillInput,
   type PartitionResult,
   type PartitionTask,
   planBackfill,
   ZERO_TOTALS,
 } from '../backfill/request.ts';
+import {
+  fitPartitions,
+  ROUND_BUDGET_BYTES,
+  roundMaxBytes,
+  STATE_LIMIT_BYTES,
+} from '../backfill/state-size.ts';
+import { add, failedCause, summarize } from '../backfill/summary.ts';
 import type { PipelineConfig } from '../config.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Log } from '../log.ts';
@@ -52,7 +54,10 @@ const LOOKUP_CONCURRENCY = 4;
  * Map iteration at least.
  */
 const PARTITIONS_PER_SLOT = 2;
-/** The round's state travels in the execution history (256 KiB): no more partitions than this. */
+/**
+ * The round's state travels in the execution history: no more partitions than this, and fewer when their
+ * worst-case state would not fit (shared/backfill/state-size.ts).
+ */
 export const MAX_PARTITIONS = 256;
 
 export interface BackfillLimits {
@@ -70,38 +75,6 @@ export interface BackfillLimits {
    * events, so 1,000 steps stay far below Step Functions' 25,000-event limit even with retries.
    */
   readonly stepsPerExecution: number;
-}
-
-const add = (a: BackfillTotals, b: BackfillTotals): BackfillTotals => ({
-  listed: a.listed + b.listed,
-  matched: a.matched + b.matched,
-  enqueued: a.enqueued + b.enqueued,
-  alreadyIngested: a.alreadyIngested + b.alreadyIngested,
-  wouldEnqueue: a.wouldEnqueue + b.wouldEnqueue,
-});
-
-function summarize(
-  plan: BackfillPlan,
-  execution: number,
-  totals: BackfillTotals,
-  partitions: number,
-  pending: readonly Partition[],
-): BackfillSummary {
-  const complete = pending.length === 0;
-  const only = partitions === 1 ? pending[0] : undefined;
-  return {
-    table: plan.table,
-    mode: plan.mode,
-    dryRun: plan.dryRun,
-    run: plan.run,
-    executions: execution,
-    ...totals,
-    partitions,
-    pendingPartitions: pending.length,
-    lastKey: only?.startAfter ?? null,
-    ...(complete ? {} : { resume: { partitions: pending } }),
-    complete,
-  };
 }
 
 /**
@@ -123,23 +96,55 @@ export class BackfillRun {
     const planned = planBackfill(input, this.deps.config, this.deps.landingBucket, execution);
     const { resume } = planned;
     let { plan } = planned;
+    const given = plan.input.partitions as Partition[] | undefined;
     let pending = resume?.pending;
     if (plan.inventory) {
-      if (!this.deps.inventory) throw new Error('this backfill function reads no S3 Inventory reports');
-      const manifest = await this.deps.inventory.manifest(plan.inventory);
+      const manifest = await this.readReport(plan);
       plan = { ...plan, inventory: { ...plan.inventory, columns: manifest.columns } };
-      pending ??= manifest.files.map((file) => ({ prefix: plan.listPrefix, inventoryFile: file, row: 0 }));
+      const problems = given ? givenInventoryProblems(given, manifest) : [];
+      if (problems.length > 0) throw new InvalidBackfillInput(problems);
+      pending ??= given ?? inventoryPartitions(manifest, plan.listPrefix, this.target(plan));
     }
-    pending ??= await this.partition(plan);
-    const partitions = resume?.partitions ?? pending.length;
+    pending ??= await this.partition(plan, given);
+    // Read once: the partitions live on as `pending` (and in a continuation's `resume`), the window as them.
+    const { partitions: _given, ...rest } = plan.input;
+    const { windowPrefixes: _window, ...lean } = plan;
+    plan = { ...lean, input: rest };
+    const fitted = this.fit(plan, pending);
+    if (fitted.length < pending.length)
+      this.deps.log.warn('backfill partitions coalesced to fit the state machine state', {
+        table: plan.table,
+        from: pending.length,
+        to: fitted.length,
+      });
+    const partitions = fitted.length < pending.length ? fitted.length : (resume?.partitions ?? fitted.length);
     const totals = resume?.totals ?? ZERO_TOTALS;
     const number = resume?.execution ?? 1;
-    this.deps.log.info('backfill planned', { ...plan, execution: number, partitions: pending.length });
-    return this.round(plan, number, totals, partitions, pending, 'round');
+    this.deps.log.info('backfill planned', { ...plan, execution: number, partitions: fitted.length });
+    return this.round(plan, number, totals, partitions, fitted, 'round');
   }
 
-  private async partition(plan: BackfillPlan): Promise<Partition[]> {
-    const given = plan.input.partitions as Partition[] | undefined;
+  /** The report's manifest, checked, and the table's identity satisfied by its columns (F9). */
+  private async readReport(plan: BackfillPlan) {
+    const { inventory } = this.deps;
+    if (!inventory || !plan.inventory)
+      throw new Error('this backfill function reads no S3 Inventory reports');
+    const manifest = await inventory.manifest(plan.inventory);
+    const table = this.deps.config.tables.find((t) => t.name === plan.table);
+    const problems = table ? identityColumnProblems(manifest.columns, table) : [];
+    if (manifest.sourceBucket !== plan.bucket)
+      problems.push(
+        `inventory: the report lists bucket ${manifest.sourceBucket}; table ${plan.table} reads ${plan.bucket}`,
+      );
+    if (problems.length > 0) throw new InvalidBackfillInput(problems);
+    return manifest;
+  }
+
+  private target(plan: BackfillPlan): number {
+    return Math.min(MAX_PARTITIONS, plan.concurrency * PARTITIONS_PER_SLOT);
+  }
+
+  private async partition(plan: BackfillPlan, given: Partition[] | undefined): Promise<Partition[]> {
     if (given) return given;
     if (plan.windowPrefixes) return plan.windowPrefixes.map((prefix) => ({ prefix }));
     const startAfter = plan.input.startAfter as string | undefined;
@@ -149,8 +154,22 @@ export class BackfillRun {
     return discoverRanges(this.deps.lister, {
       bucket: plan.bucket,
       prefix: plan.listPrefix,
-      target: Math.min(MAX_PARTITIONS, plan.concurrency * PARTITIONS_PER_SLOT),
+      target: this.target(plan),
     });
+  }
+
+  /**
+   * The partitions a round can hold: Step Functions refuses a state over 256 KiB, and the largest one,
+   * Merge's input, grows with every partition's cursor and failure (state-size.ts). Too many are
+   * coalesced, pair by pair.
+   */
+  private fit(plan: BackfillPlan, pending: readonly Partition[]): Partition[] {
+    const versions = this.deps.config.tables.find((t) => t.name === plan.table)?.allowOverwrites === true;
+    const bare = Buffer.byteLength(JSON.stringify(this.round(plan, 1, ZERO_TOTALS, 1, [], 'round')));
+    return fitPartitions(
+      pending,
+      (ps) => ps.length <= MAX_PARTITIONS && roundMaxBytes(bare, ps, versions) <= ROUND_BUDGET_BYTES,
+    );
   }
 
   private round(
@@ -199,17 +218,18 @@ export class BackfillRun {
     let totals = task.totals;
     let stepTotals = ZERO_TOTALS;
     let done = false;
-    const source = this.source(plan, partition);
-    let ahead: Promise<ListPage> | undefined = source(partition, this.pageLimit(plan, totals));
+    const versions = this.deps.config.tables.find((t) => t.name === plan.table)?.allowOverwrites === true;
+    const source = pageSource(this.deps, plan, partition, versions);
+    let ahead: Promise<ListPage> | undefined = source.read(partition, this.pageLimit(plan, totals));
     for (let page = 0; ahead; page++) {
       const listed = await ahead;
       ahead = undefined;
-      const objects = listed.objects.filter((o) => inRange(partition, o.key));
-      const ended = !listed.more || listed.objects.some((o) => pastRange(partition, o.key));
-      const cursor = advance(partition, listed, objects);
+      const objects = source.own(partition, listed);
+      const ended = source.ended(partition, listed);
+      const cursor = source.advance(partition, listed);
       const limit = this.pageLimit(plan, add(totals, { ...ZERO_TOTALS, listed: objects.length }));
       if (!ended && limit > 0 && page + 1 < limits.pagesPerStep && this.deps.now() < deadline) {
-        ahead = source(cursor, limit);
+        ahead = source.read(cursor, limit);
         // Awaited next turn; a failure of this page first must not leave it unhandled.
         ahead.catch(() => {});
       }
@@ -238,29 +258,6 @@ export class BackfillRun {
   private pageLimit(plan: BackfillPlan, totals: BackfillTotals): number {
     const pageSize = Math.min(MAX_PAGE_SIZE, this.deps.limits.pageSize ?? MAX_PAGE_SIZE);
     return plan.maxObjects === undefined ? pageSize : Math.min(pageSize, plan.maxObjects - totals.listed);
-  }
-
-  private source(plan: BackfillPlan, partition: Partition) {
-    const table = this.deps.config.tables.find((t) => t.name === plan.table);
-    const inventory = this.deps.inventory;
-    if (partition.inventoryFile !== undefined && plan.inventory) {
-      if (!inventory) throw new Error('this backfill function reads no S3 Inventory reports');
-      const location = {
-        bucket: plan.inventory.bucket,
-        key: partition.inventoryFile,
-        columns: plan.inventory.columns ?? [],
-      };
-      return (p: Partition, limit: number) =>
-        inventory.page(location, { bucket: plan.bucket, prefix: plan.listPrefix }, p.row ?? 0, limit);
-    }
-    return (p: Partition, limit: number) =>
-      this.deps.lister.list({
-        bucket: plan.bucket,
-        prefix: listingPrefix(p),
-        startAfter: startAfterFor(p),
-        limit,
-        versions: table?.allowOverwrites === true,
-      });
   }
 
   /** Filter, route, look the ledger up, enqueue what it has not seen. */
@@ -307,32 +304,46 @@ export class BackfillRun {
     };
   }
 
-  /** After a round: adds up the partitions, then done, failed (with each resume point) or continue. */
+  /**
+   * After a round: adds up the partitions, then done, failed (with each resume point) or continue. Each
+   * output holds the cursors as few times as it needs: a continuation's only in its input, a failure's in
+   * its summary, and its failure cause (the execution's, at most 32,768 characters) as many as fit.
+   */
   merge(state: BackfillState, results: readonly PartitionResult[]): BackfillState {
     const { plan } = state;
     const totals = results.reduce((sum, r) => add(sum, r.totals), state.totals);
-    const pending = results.filter((r) => !r.done).map((r) => r.partition);
     const failure = results.find((r) => r.failure)?.failure;
-    const base = this.round(plan, state.execution, totals, state.partitions, pending, 'continue');
-    if (failure) {
-      this.deps.log.error('backfill partition failed', { ...base.summary, error: failure.Error });
-      return { ...base, next: 'failed', failure };
-    }
-    if (base.next === 'done') {
-      this.deps.log.info('backfill complete', { ...base.summary });
-      return base;
-    }
-    const execution = state.execution + 1;
-    return {
-      ...base,
-      continuation: {
-        name: continuationName(plan.run, execution),
-        input: {
-          ...plan.input,
-          resume: { pending, partitions: state.partitions, totals, execution, run: plan.run },
+    const output = (pending: readonly Partition[]): BackfillState => {
+      const base = this.round(plan, state.execution, totals, state.partitions, pending, 'continue');
+      if (failure) return { ...base, next: 'failed', failure, failed: failedCause(base.summary, failure) };
+      if (base.next === 'done') return base;
+      const execution = state.execution + 1;
+      const { resume: _, ...summary } = base.summary;
+      return {
+        ...base,
+        pending: [],
+        summary,
+        continuation: {
+          name: continuationName(plan.run, execution),
+          input: {
+            ...plan.input,
+            resume: { pending, partitions: state.partitions, totals, execution, run: plan.run },
+          },
         },
-      },
+      };
     };
+    let pending = results.filter((r) => !r.done).map((r) => r.partition);
+    let next = output(pending);
+    // The round was sized for its worst case; should the cursors still not fit (keys of characters JSON
+    // escapes), fewer, wider partitions carry the run on rather than a state Step Functions refuses.
+    const fits = (o: BackfillState) => Buffer.byteLength(JSON.stringify(o)) <= STATE_LIMIT_BYTES - 8 * 1024;
+    if (!fits(next)) {
+      pending = fitPartitions(pending, (ps) => fits(output(ps)));
+      next = output(pending);
+    }
+    if (failure) this.deps.log.error('backfill partition failed', { ...next.summary, error: failure.Error });
+    else if (next.next === 'done') this.deps.log.info('backfill complete', { ...next.summary });
+    return next;
   }
 
   private record(plan: BackfillPlan, counts: BackfillTotals): void {
@@ -348,18 +359,6 @@ export class BackfillRun {
       });
     }
   }
-}
-
-/** The partition after a page: its cursor moved past every key the page returned in its range. */
-function advance(partition: Partition, page: ListPage, inRangeObjects: readonly ListedObject[]): Partition {
-  if (partition.inventoryFile !== undefined)
-    return { ...partition, row: (partition.row ?? 0) + (page.rows ?? page.objects.length) };
-  // The page's last key (a versions page may end on a key with only older versions) unless past the range.
-  const last =
-    page.lastKey !== undefined && !pastRange(partition, page.lastKey)
-      ? page.lastKey
-      : inRangeObjects.at(-1)?.key;
-  return last === undefined ? partition : { ...partition, startAfter: last };
 }
 
 /** Execution names are 1-80 chars; a run's continuations share its name with a counter. */

@@ -159,9 +159,9 @@ describe('IngestionPipeline', () => {
       ]),
     );
     expect(policyActions(t, 'Committer')).not.toContain('dynamodb:PutItem');
+    // The sweeper reads the sealed index by Scan only: no Query (the IAM check found no sweep using one).
     expect(policyActions(t, 'Sweeper').filter((a) => a.startsWith('dynamodb:'))).toEqual([
       'dynamodb:GetItem',
-      'dynamodb:Query',
       'dynamodb:Scan',
     ]);
     // Backfill: list and look up, never write the ledger.

@@ -2,7 +2,7 @@ import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
-import { LocalBackfill } from '../../local/backfill-executor.ts';
+import { runStandalone } from '../../local/step-functions/standalone.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
 import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
@@ -10,11 +10,12 @@ import { S3ObjectLister } from '../../shared/backfill/s3-lister.ts';
 import { SqsEnqueuer } from '../../shared/backfill/sqs-enqueuer.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { parseMessage } from '../../shared/events/parse-message.ts';
+import { makeBackfillHandler } from '../../shared/handlers/backfill-handler.ts';
 import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
-import { inProcessBackfill } from '../support/in-process-backfill.ts';
-import { writeInventoryReport } from '../support/inventory.ts';
+import { functionClients } from '../support/iam.ts';
+import { ALL_VERSIONS_SCHEMA, writeInventoryReport } from '../support/inventory.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
 
 const clients = testClients();
@@ -51,12 +52,12 @@ async function drainKeys(queueUrl: string): Promise<Map<string, number>> {
 }
 
 /** The fixture's report: all versions, so older versions and delete markers are in it too. */
-const writeInventory = (destination: string, rows: string[][], files: number) =>
+const writeInventory = (destination: string, sourceBucket: string, rows: string[][], files: number) =>
   writeInventoryReport(clients.s3, {
     destination,
-    sourceBucket: 'landing',
+    sourceBucket,
     prefix: 'inv/landing/all',
-    columns: 'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag',
+    columns: ALL_VERSIONS_SCHEMA,
     rows,
     files,
   });
@@ -94,20 +95,29 @@ describe.skipIf(target.kind !== 'emulator')(
       ];
       const destination = uniqueName('inventory');
       await clients.s3.send(new CreateBucketCommand({ Bucket: destination }));
-      const manifest = await writeInventory(destination, rows, 3);
+      const manifest = await writeInventory(destination, bucket, rows, 3);
+      // The backfill function reads the report as its role: a stack whose inventoryBuckets names it.
+      const roles = await functionClients({
+        label: 'backfill-inventory',
+        context: {
+          'inlet:tables': [{ name: 'orders', prefix: 'orders/' }],
+          'inlet:backfillInventoryBuckets': [destination],
+        },
+        resources,
+        target: testTarget,
+      });
+      const fn = roles?.of('Backfill') ?? clients;
 
-      const executor = new LocalBackfill({
-        clients,
-        stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:inventory-test',
-        standalone: { definition },
-        lambda: inProcessBackfill({
+      const chain = await runStandalone({
+        definition,
+        handler: makeBackfillHandler({
           config: parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] }),
           landingBucket: bucket,
-          lister: new S3ObjectLister(clients.s3),
-          inventory: new S3InventoryReader(clients.s3),
-          ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: resources.ledgerTable }),
+          lister: new S3ObjectLister(fn.s3),
+          inventory: new S3InventoryReader(fn.s3),
+          ledger: new DynamoDbLedger({ client: fn.dynamodb, tableName: resources.ledgerTable }),
           enqueuer: new SqsEnqueuer({
-            client: clients.sqs,
+            client: fn.sqs,
             queueUrl: resources.ingestQueue.url,
             recordsPerMessage: 10,
           }),
@@ -116,10 +126,9 @@ describe.skipIf(target.kind !== 'emulator')(
           now: Date.now,
           limits: { pagesPerStep: 2, pageSize: 5, stepBudgetMs: 60_000, stepsPerExecution: 3 },
         }),
+        input: { table: 'orders', inventory: manifest, concurrency: 3 },
+        name: uniqueName('inv'),
       });
-      const name = uniqueName('inv');
-      await executor.start({ table: 'orders', inventory: manifest, concurrency: 3 }, name);
-      const chain = await executor.waitForRun(name);
       const last = chain.at(-1);
       expect(last?.status).toBe('SUCCEEDED');
       expect(last?.output as BackfillSummary).toMatchObject({

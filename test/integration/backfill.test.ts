@@ -15,22 +15,22 @@ import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ExecutionRecord, LocalBackfill, type TaskInvoker } from '../../local/backfill-executor.ts';
+import { accessDenied } from '../../local/iam/denied.ts';
+import { functionAccess } from '../../local/lambda/access.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { projectRoot } from '../../local/paths.ts';
 import { LocalRunner } from '../../local/runner.ts';
+import { StepFunctionsExecutor } from '../../local/step-functions/executor.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
-import { backfillFromEnv } from '../../shared/aws/runtime.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
-import { DefiniteFailureError } from '../../shared/errors.ts';
-import { silentLog } from '../../shared/log.ts';
-import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
+import { METRIC } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
-import { OUTPUTS } from '../../shared/names.ts';
-import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
+import { OUTPUTS, RETRYABLE_ERRORS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
-import { inProcessBackfill } from '../support/in-process-backfill.ts';
+import { type FaultProxy, type ProxiedRequest, slowDown, startFaultProxy } from '../support/fault-proxy.ts';
+import { deployedRoles } from '../support/iam.ts';
+import { type DescribedExecution, errorMessage, historyOf, startAndWait } from '../support/step-functions.ts';
 
 const target = testTarget();
 const clients = testClients();
@@ -39,8 +39,10 @@ const region = 'us-east-1';
 
 /**
  * The backfill state machine as CDK synthesizes it, deployed to the emulator through CloudFormation and
- * executed by the ASL interpreter, its tasks invoking the backfill function's bundle, next to the batcher
- * and committer bundles (LocalRunner). Small steps (2 pages) and short executions (3 steps) so continue-as-new happens.
+ * started, followed and read through Step Functions' API, as any client would; local mode's executor runs
+ * each execution in the ASL interpreter, its tasks invoking the backfill function's bundle under the Lambda
+ * runtime, next to the batcher and committer bundles (LocalRunner), each calling AWS as its role. Small steps
+ * (2 pages) and short executions (3 steps) so continue-as-new happens.
  */
 describe.skipIf(target.kind !== 'emulator')(
   'backfill, reprocess and reconcile (Step Functions, executed)',
@@ -49,52 +51,47 @@ describe.skipIf(target.kind !== 'emulator')(
     let runner: LocalRunner;
     let bucket: string;
     let queueUrl: string;
+    let iam: Awaited<ReturnType<typeof deployedRoles>>;
+    /** Between the backfill function's process and AWS: what a test makes AWS answer it. */
+    let faults: FaultProxy;
 
-    /**
-     * The executor of the deployed state machine: its Lambda tasks run the backfill function's bundle. With
-     * `wrapDeps`, the handler runs in this process instead, built from the deployed function's environment,
-     * with faults injected into its ports (a bundle in its own process cannot host them: docs/testing.md).
-     */
-    const backfill = (wrapDeps?: (deps: BackfillDeps) => BackfillDeps) =>
-      new LocalBackfill({
+    /** Local mode's executor: its tasks invoke the functions the runner hosts. */
+    const executor = () =>
+      new StepFunctionsExecutor({
         clients,
-        stateMachineArn: stack.outputs[OUTPUTS.backfillStateMachine] ?? '',
+        endpoint,
+        region,
+        stackName: stack.stackName,
+        invoker: runner.host,
+        pollMs: 100,
         retryIntervalMs: 20,
-        lambda: wrapDeps ? faulty(wrapDeps) : runner.host,
+        // The state machine invokes the function and continues as new as its role.
+        ...(iam ? { iam } : {}),
       });
 
-    function faulty(wrapDeps: (deps: BackfillDeps) => BackfillDeps): TaskInvoker {
-      let invoker: Promise<TaskInvoker> | undefined;
-      return {
-        async invoke(id, payload) {
-          invoker ??= (async () => {
-            const fn = stack.functions.find((f) => f.logicalId === runner.host.logicalIdOf(id)) ?? {
-              functionName: '',
-            };
-            const { Environment } = await clients.lambda.send(
-              new GetFunctionConfigurationCommand({ FunctionName: fn.functionName }),
-            );
-            const env = { ...Environment?.Variables, INLET_AWS_ENDPOINT: endpoint, AWS_REGION: region };
-            const deps = backfillFromEnv('inlet-backfill', env, {
-              log: silentLog,
-              metrics: new MemoryMetrics(),
-            });
-            return inProcessBackfill({ ...wrapDeps(deps), metrics: new MemoryMetrics() });
-          })();
-          return (await invoker).invoke(id, payload);
-        },
-      };
-    }
-
-    /** Runs a whole backfill (every continuation); the last execution's record. */
+    /**
+     * Runs a whole backfill (every continuation) as a client does: StartExecution, then DescribeExecution
+     * until the last continuation ends, while an executor runs it. The last execution, and the chain.
+     */
     async function run(
       input: Record<string, unknown>,
-      executor = backfill(),
-    ): Promise<{ chain: ExecutionRecord[]; last: ExecutionRecord }> {
-      const name = uniqueName('bf');
-      await executor.start(input, name);
-      const chain = await executor.waitForRun(name);
-      return { chain, last: chain.at(-1) as ExecutionRecord };
+      fault?: FaultProxy['fault'],
+    ): Promise<{ chain: DescribedExecution[]; last: DescribedExecution }> {
+      const running = executor();
+      faults.fault = fault;
+      await running.start();
+      try {
+        const chain = await startAndWait(
+          clients.sfn,
+          stack.outputs[OUTPUTS.backfillStateMachine] ?? '',
+          uniqueName('bf'),
+          input,
+        );
+        return { chain, last: chain.at(-1) as DescribedExecution };
+      } finally {
+        faults.fault = undefined;
+        await running.stop();
+      }
     }
 
     async function put(keys: readonly string[], body = 'x'): Promise<void> {
@@ -170,7 +167,7 @@ describe.skipIf(target.kind !== 'emulator')(
       });
     }
 
-    const output = (record: ExecutionRecord) => record.output as BackfillSummary;
+    const output = (execution: DescribedExecution) => execution.output as BackfillSummary;
 
     beforeAll(async () => {
       stack = await bringUpLocalStack(clients, {
@@ -193,12 +190,25 @@ describe.skipIf(target.kind !== 'emulator')(
       bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
       queueUrl = stack.outputs[OUTPUTS.ingestQueueUrl] ?? '';
       // Checked every 100 ms: most tests here wait for a few dozen files, done well within a second.
-      runner = new LocalRunner({ clients, stack, endpoint, region, quietCheckMs: 100 });
+      iam = await deployedRoles(stack.stackName, stack.iam);
+      faults = await startFaultProxy(iam?.endpoint ?? endpoint);
+      const asRole = functionAccess(endpoint, iam);
+      runner = new LocalRunner({
+        clients,
+        stack,
+        endpoint,
+        region,
+        quietCheckMs: 100,
+        ...(iam ? { iam } : {}),
+        // The backfill function calls AWS (as its role) through the fault proxy.
+        access: (fn) => (fn.role === 'Backfill' ? { ...asRole(fn), endpoint: faults.endpoint } : asRole(fn)),
+      });
       runner.start();
     }, 180_000);
 
     afterAll(async () => {
       await runner?.stop();
+      await faults?.stop();
     });
 
     /** Sets backfill function environment variables (as an operator would) for the duration of `fn`. */
@@ -264,7 +274,11 @@ describe.skipIf(target.kind !== 'emulator')(
       expect(last.status).toBe('SUCCEEDED');
       // Every partition took more steps than an execution gives it: the run continued as new executions.
       expect(chain.length).toBeGreaterThanOrEqual(3);
-      expect(chain.slice(0, -1).every((r) => r.status === 'SUCCEEDED' && r.continuedAs)).toBe(true);
+      // Each one's output names the next (continue-as-new), which the next describes as its own ARN.
+      chain.slice(0, -1).forEach((r, i) => {
+        expect(r.status).toBe('SUCCEEDED');
+        expect((r.output as { continuedAs?: string }).continuedAs).toBe(chain[i + 1]?.executionArn);
+      });
       const summary = output(last);
       expect(summary.complete).toBe(true);
       expect(summary.executions).toBe(chain.length);
@@ -374,33 +388,29 @@ describe.skipIf(target.kind !== 'emulator')(
         (_, i) => `clicks/throttle/${String(i).padStart(4, '0')}.json`,
       );
       await putWithoutEvents(keys);
-      let lists = 0;
-      const throttled = () =>
-        backfill((deps) => ({
-          ...deps,
-          lister: {
-            commonPrefixes: (request) => deps.lister.commonPrefixes(request),
-            list: async (request) => {
-              lists += 1;
-              // S3 says SlowDown twice (after the SDK's own retries) on the first listing: the state machine's
-              // Retry takes over, with backoff, and the step runs again from its cursor.
-              if (lists === 1 || lists === 2) {
-                const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
-                  name: 'SlowDown',
-                  $metadata: { httpStatusCode: 503 },
-                });
-                throw new DefiniteFailureError('list failed: SlowDown', slowDown);
-              }
-              return deps.lister.list(request);
-            },
-          },
-        }));
+      // S3 answers SlowDown to every attempt of the function's first two listings (ListObjectsV2 of the
+      // prefix, not its partitions' CommonPrefixes): the SDK retries each as a throttle, gives up after its
+      // attempts, the function reports the step throttled, the state machine's Retry takes over with backoff
+      // and the step runs again from its cursor.
+      const listings: string[] = [];
+      const throttled = (request: ProxiedRequest) => {
+        const query = new URL(request.url, 'http://s3').searchParams;
+        if (request.service !== 's3' || query.get('list-type') !== '2' || query.has('delimiter')) return;
+        if (query.get('prefix') !== 'clicks/throttle/') return;
+        if (!listings.includes(request.call)) listings.push(request.call);
+        return listings.indexOf(request.call) < 2 ? slowDown() : undefined;
+      };
       const { chain, last } = await withBackfillEnvironment({ INLET_BACKFILL_PAGE_SIZE: '50' }, () =>
-        run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled()),
+        run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled),
       );
       expect(last.status).toBe('SUCCEEDED');
-      expect(chain.reduce((n, r) => n + r.retries, 0)).toBe(2);
-      expect(lists).toBeGreaterThanOrEqual(2 + 3);
+      // Each retry is in the history as the task's failure, then the task scheduled again.
+      const failures = [];
+      for (const execution of chain)
+        for (const event of await historyOf(clients.sfn, execution.executionArn))
+          if (event.type === 'TaskFailed') failures.push(event.taskFailedEventDetails?.error);
+      expect(failures).toEqual([RETRYABLE_ERRORS.throttled, RETRYABLE_ERRORS.throttled]);
+      expect(listings.length).toBeGreaterThanOrEqual(2 + 3);
       expect(output(last)).toMatchObject({
         listed: keys.length,
         matched: keys.length,
@@ -416,22 +426,21 @@ describe.skipIf(target.kind !== 'emulator')(
       // third page (its first send), leaving 10, as 2,100 keys in pages of 1,000 would.
       const keys = Array.from({ length: 50 }, (_, i) => `clicks/fail/${String(i).padStart(4, '0')}.json`);
       await putWithoutEvents(keys);
-      let sends = 0;
-      const denied = () =>
-        backfill((deps) => ({
-          ...deps,
-          enqueuer: {
-            enqueue: async (files, origin) => {
-              sends += 1;
-              if (sends >= 3) throw new DefiniteFailureError('enqueue failed: AccessDenied');
-              return deps.enqueuer.enqueue(files, origin);
-            },
-          },
-        }));
+      // SQS refuses every message holding one of the last ten keys (the third page's): AccessDenied, which the
+      // SDK does not retry, as when the queue's policy or the role changed mid-run.
+      const denied = (request: ProxiedRequest) =>
+        request.service === 'sqs' && keys.slice(40).some((k) => request.body.includes(k))
+          ? accessDenied(
+              'sqs',
+              { method: request.method, json: Boolean(request.headers['x-amz-target']) },
+              'User: backfill is not authorized to perform: sqs:SendMessage (a test fault)',
+              'fault',
+            )
+          : undefined;
       const { failed, resumed } = await withBackfillEnvironment(
         { INLET_BACKFILL_PAGE_SIZE: '20' },
         async () => {
-          const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied());
+          const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied);
           const cause = JSON.parse(failed.last.cause ?? '{}');
           const resumed = await run({
             table: 'clicks',
@@ -445,7 +454,8 @@ describe.skipIf(target.kind !== 'emulator')(
       // Not a throttle: reported at once, with the totals and the last key whose page was fully enqueued.
       expect(failed.last.error).toBe('DefiniteFailureError');
       const cause = JSON.parse(failed.last.cause ?? '{}');
-      expect(cause.failure.Cause).toMatch(/AccessDenied/);
+      // The failed task's cause: Lambda's error document for the function error.
+      expect(errorMessage(cause.failure.Cause)).toMatch(/failed: AccessDenied: .*a test fault/);
       expect(cause.summary).toMatchObject({ listed: 40, enqueued: 40, complete: false });
       expect(cause.summary.lastKey).toBe(keys[39]);
       // Resumed from the printed key: only what was left.
@@ -548,9 +558,6 @@ describe.skipIf(target.kind !== 'emulator')(
     });
 
     it('rejects bad input with every problem named, before listing anything', async () => {
-      // The task's error is the function's, as Step Functions reports a Lambda task's: its errorType as the
-      // error, the error payload (errorType, errorMessage, trace) as the cause.
-      const message = (record: ExecutionRecord) => JSON.parse(record.cause ?? '{}').errorMessage as string;
       const { last } = await run({
         table: 'nope',
         modifiedAfter: 'yesterday',
@@ -558,11 +565,11 @@ describe.skipIf(target.kind !== 'emulator')(
       });
       expect(last.status).toBe('FAILED');
       expect(last.error).toBe('InvalidBackfillInput');
-      expect(message(last)).toMatch(/modifiedAfter: must be an ISO-8601 date/);
+      expect(errorMessage(last.cause)).toMatch(/modifiedAfter: must be an ISO-8601 date/);
       const typo = await run({ table: 'clicks', modifedAfter: '2026-01-01' });
-      expect(message(typo.last)).toMatch(/Unrecognized key: "modifedAfter"/);
+      expect(errorMessage(typo.last.cause)).toMatch(/Unrecognized key: "modifedAfter"/);
       const unknown = await run({ table: 'nope' });
-      expect(message(unknown.last)).toMatch(
+      expect(errorMessage(unknown.last.cause)).toMatch(
         /table: 'nope' is not configured; tables: orders, orders_v2, clicks, versioned/,
       );
     });
@@ -585,7 +592,6 @@ describe.skipIf(target.kind !== 'emulator')(
           commitQueueUrl: o[OUTPUTS.commitQueueUrl],
           commitDlqUrl: o[OUTPUTS.commitDlqUrl],
           backfillStateMachineArn: o[OUTPUTS.backfillStateMachine],
-          functions: stack.functions,
         }),
       );
       // The CLI as `npx inlet` runs it: its prebuilt bundle (bin.mjs rebuilds it when a source is newer),
@@ -612,6 +618,9 @@ describe.skipIf(target.kind !== 'emulator')(
       // Errors that need no backfill: asked while the rest runs.
       const unknownRun = inlet('backfill', 'status', 'nope');
       const badTableRun = inlet('backfill', 'start', '--table', 'nope');
+      // Local mode's executor (npm start runs one): the CLI only starts and reads executions.
+      const running = executor();
+      await running.start();
       try {
         const keys = Array.from({ length: 12 }, (_, i) => `clicks/cli/${i}.json`);
         // The dry run has keys of its own, so it runs alongside the real one and still sees none ingested.
@@ -630,7 +639,12 @@ describe.skipIf(target.kind !== 'emulator')(
 
         const started = await inlet('--json', ...start('clicks/cli/'), '--name', 'cli-real');
         expect(started.status, started.stderr).toBe(0);
-        expect(JSON.parse(started.stdout)).toEqual({ execution: 'cli-real', status: 'RUNNING' });
+        expect(JSON.parse(started.stdout)).toEqual({
+          execution: `${(o[OUTPUTS.backfillStateMachine] ?? '').replace(':stateMachine:', ':execution:')}:cli-real`,
+          status: 'RUNNING',
+        });
+        // An executor runs it: the CLI says nothing of waiting for local mode.
+        expect(started.stderr).not.toMatch(/local mode is not running/);
         const done = await inlet('--json', 'backfill', 'status', 'cli-real', '--wait');
         expect(done.status, done.stderr).toBe(0);
         expect(JSON.parse(done.stdout)).toMatchObject({
@@ -655,12 +669,13 @@ describe.skipIf(target.kind !== 'emulator')(
         const unknown = await unknownRun;
         expect(unknown.status).toBe(1);
         // The last line: the CLI may warn first (e.g. about the Node version).
-        expect(unknown.stderr.trim().split('\n').at(-1)).toBe("inlet: no local backfill execution 'nope'");
+        expect(unknown.stderr.trim().split('\n').at(-1)).toBe("inlet: no backfill execution 'nope'");
         const badTable = await badTableRun;
         expect(badTable.stderr.trim().split('\n').at(-1)).toBe(
           "inlet: unknown table 'nope'; tables: orders, orders_v2, clicks, versioned",
         );
       } finally {
+        await running.stop();
         rmSync(dir, { recursive: true, force: true });
       }
     }, 300_000);

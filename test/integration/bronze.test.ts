@@ -15,6 +15,7 @@ import { S3SourceObjects } from '../../shared/bronze/s3-source-objects.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import type { PipelineConfigInput } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
+import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
 import { SinkTable } from '../../shared/usecases/sink.ts';
 import { testClients, testTarget } from '../support/aws.ts';
 import { PipelineHarness } from '../support/harness.ts';
@@ -50,7 +51,19 @@ async function setup(
   const clients = testClients();
   clientSets.push(clients);
   const config = { tables: [{ name: 'events', prefix: 'events/', bronze }] };
-  const h = await PipelineHarness.create(clients, { config, countRequests: false });
+  // The sink's role comes from the template of the tables it runs with, cleanSource included.
+  const h = await PipelineHarness.create(clients, {
+    config,
+    countRequests: false,
+    templateTables: (r) => [
+      {
+        name: 'events',
+        prefix: 'events/',
+        bronze: { ...bronze, ...(cleanSource ? { cleanSource: cleanSource(r.landingBucket) } : {}) },
+      },
+    ],
+  });
+  const sinkClients = h.clientsOf('Sink');
   /** Each round of uploads becomes one manifest version. */
   const round = async (files: Record<string, string>) => {
     for (const [key, body] of Object.entries(files)) await h.put(`events/${key}`, body);
@@ -58,7 +71,7 @@ async function setup(
   };
   let crashAt: ((what: 'data' | 'commit' | 'checkpoint') => boolean) | undefined;
   const deltaAt = (bucket: string, prefix: string): DeltaStore => {
-    const real = new S3DeltaStore(clients.s3, bucket, prefix);
+    const real = new S3DeltaStore(sinkClients.s3, bucket, prefix);
     return {
       putDataFile: async (path, bytes) => {
         if (crashAt?.('data')) throw new Error('crash before a data file');
@@ -78,7 +91,7 @@ async function setup(
     };
   };
   const cursors = new DynamoDbSinkCursorStore({
-    client: clients.dynamodb,
+    client: sinkClients.dynamodb,
     tableName: h.resources.ledgerTable,
   });
   // cleanSource names a bucket only known once the harness made it.
@@ -93,9 +106,9 @@ async function setup(
           })),
         }
       : h.config,
-    cleaner: new S3LandingCleaner(clients.s3),
-    store: h.store,
-    sources: new S3SourceObjects(clients.s3),
+    cleaner: new S3LandingCleaner(sinkClients.s3),
+    store: new S3BatchStore({ client: sinkClients.s3, bucket: h.resources.manifestBucket }),
+    sources: new S3SourceObjects(sinkClients.s3),
     deltaAt,
     cursors,
     heads: cursors,
@@ -173,7 +186,11 @@ describe('bronze Delta table, read back by delta-rs', () => {
     expect(v1?.schema).toContainEqual(['id', 'int64']);
     expect(v1?.rescued.map((r) => JSON.parse(r))).toEqual(
       expect.arrayContaining([
-        { amount: 'lots', _file_path: `s3://${t.h.resources.landingBucket}/events/b.json` },
+        {
+          amount: 'lots',
+          _file_path: `s3://${t.h.resources.landingBucket}/events/b.json`,
+          _reasons: { amount: "does not fit the column's type double" },
+        },
         expect.objectContaining({ _corrupt_record: 'not json at all' }),
       ]),
     );
@@ -314,7 +331,7 @@ describe('bronze Delta table, read back by delta-rs', () => {
     expect(table.versions['0']?.schema.slice(0, 3)).toEqual([
       ['id', 'int64'],
       ['price', 'double'],
-      ['note', 'int64'],
+      ['note', 'int32'],
     ]);
     expect(table.versions['0']?.records.map((r) => r.price)).toEqual([9.5, null, 1]);
     const v1 = table.versions['1'];
@@ -326,9 +343,10 @@ describe('bronze Delta table, read back by delta-rs', () => {
       [null, 'Oslo'],
       [null, null],
     ]);
+    const reasons = { id: "does not fit the column's type long" };
     expect(v1?.rescued.map((r) => JSON.parse(r))).toEqual([
-      { id: 'x7', _file_path: landing },
-      { id: '4', _file_path: landing },
+      { id: 'x7', _file_path: landing, _reasons: reasons },
+      { id: '4', _file_path: landing, _reasons: reasons },
     ]);
   });
 
@@ -353,7 +371,7 @@ describe('bronze Delta table, read back by delta-rs', () => {
     // The table still has the row: cleaning never touches the Delta table.
     expect((await readWithDeltalake(t.uri)).versions['0']?.rows).toBe(1);
     // A repeat (a crash after the delete, before the clean cursor) finds the source gone and is done.
-    const cleaner = new S3LandingCleaner(t.h.clients.s3);
+    const cleaner = new S3LandingCleaner(t.h.clientsOf('Sink').s3);
     const ref = (await t.h.store.getManifest('events', 1))?.files[0];
     if (!ref) throw new Error('no manifest 1');
     expect(await cleaner.move(ref, { bucket: landing, prefix: 'archive' })).toBe('gone');

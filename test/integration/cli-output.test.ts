@@ -12,6 +12,7 @@ import { destroyClients } from '../../shared/aws/clients.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import { projectRoot } from '../../shared/project-root.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { deployedRoles } from '../support/iam.ts';
 
 // What `inlet` prints against a local pipeline with data in it: a human table in a pseudo-terminal
 // (`script`, so stdout is a TTY of a known width), and clean JSON with the exact values for scripts.
@@ -88,7 +89,15 @@ beforeAll(async () => {
   await clients.sqs.send(
     new SendMessageCommand({ QueueUrl: o[OUTPUTS.ingestQueueUrl], MessageBody: LONG_BODY }),
   );
-  const runner = new LocalRunner({ clients, stack, endpoint, region: 'us-east-1', quietCheckMs: 100 });
+  const iam = await deployedRoles(stack.stackName, stack.iam);
+  const runner = new LocalRunner({
+    clients,
+    stack,
+    endpoint,
+    region: 'us-east-1',
+    quietCheckMs: 100,
+    ...(iam ? { iam } : {}),
+  });
   runner.start();
   try {
     await runner.untilQuiet(undefined, 90_000);

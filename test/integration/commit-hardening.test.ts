@@ -20,7 +20,10 @@ async function harness(tables = [{ name: 'orders', prefix: 'orders/' }]) {
   // Milliseconds between SDK attempts instead of seconds, and no adaptive rate limiter (see there).
   const clients = shortBackoffClients();
   clientSets.push(clients);
-  return PipelineHarness.create(clients, { config: { tables, leaseSeconds: 2 } });
+  return PipelineHarness.create(clients, {
+    config: { tables, leaseSeconds: 2 },
+    functionClients: shortBackoffClients,
+  });
 }
 
 const keys = (n: number, prefix = 'orders/f') =>
@@ -95,7 +98,7 @@ describe('committer on AWS errors the emulator never produces', () => {
     const h = await harness();
     const files = keys(3);
     await ingest(h, files);
-    const hits = injectFault(h.clients.s3 as never, {
+    const hits = injectFault(h.clientsOf('Committer').s3 as never, {
       command: 'PutObjectCommand',
       match: isManifestPut,
       mode: 'refuse',
@@ -119,7 +122,7 @@ describe('committer on AWS errors the emulator never produces', () => {
   it('a TransactionConflict on the commit transaction is retried within the invocation', async () => {
     const h = await harness();
     await ingest(h, keys(2));
-    const hits = injectFault(h.clients.dynamodb as never, {
+    const hits = injectFault(h.clientsOf('Committer').dynamodb as never, {
       command: 'TransactWriteItemsCommand',
       match: isFinalize,
       mode: 'refuse',
@@ -141,7 +144,7 @@ describe('committer on AWS errors the emulator never produces', () => {
   it('a reservation applied although the SDK reported a throttle is found by re-reading the table', async () => {
     const h = await harness();
     await ingest(h, keys(2));
-    const fault = injectSdkFault(h.clients.dynamodb as never, {
+    const fault = injectSdkFault(h.clientsOf('Committer').dynamodb as never, {
       match: (name, input) => name === 'TransactWriteItemsCommand' && isReserve(input),
       script: appliedThenThrottled,
     });
@@ -156,7 +159,7 @@ describe('committer on AWS errors the emulator never produces', () => {
   it('a commit transaction applied although the SDK reported a throttle counts as committed', async () => {
     const h = await harness();
     await ingest(h, keys(2));
-    const fault = injectSdkFault(h.clients.dynamodb as never, {
+    const fault = injectSdkFault(h.clientsOf('Committer').dynamodb as never, {
       match: (name, input) => name === 'TransactWriteItemsCommand' && isFinalize(input),
       script: appliedThenThrottled,
     });
@@ -174,7 +177,7 @@ describe('committer on AWS errors the emulator never produces', () => {
     await ingest(h, keys(2));
     let calls = 0;
     // Only the first call: every SDK attempt of it throttled, so the SDK gives up and reports a throttle.
-    const fault = injectSdkFault(h.clients.dynamodb as never, {
+    const fault = injectSdkFault(h.clientsOf('Committer').dynamodb as never, {
       match: (name, input) => name === 'TransactWriteItemsCommand' && isFinalize(input) && calls++ === 0,
       script: ['throttle', 'throttle', 'throttle', 'throttle'],
     });
@@ -193,7 +196,7 @@ describe('after the commit: staged list, event, sealed index', () => {
     const files = keys(3);
     await ingest(h, files);
     const failingPublisher = makeCommitterHandler({
-      ...h.ports(),
+      ...h.ports('Committer'),
       events: {
         batchCommitted: async () => {
           throw new Error('EventBridge rejected BatchCommitted');
@@ -205,7 +208,7 @@ describe('after the commit: staged list, event, sealed index', () => {
     });
 
     const poll = await pollOnce(
-      { client: h.clients.sqs, queueUrl: h.resources.commitQueue.url, batchSize: 10 },
+      { client: h.clientsOf('Committer').sqs, queueUrl: h.resources.commitQueue.url, batchSize: 10 },
       failingPublisher,
     );
 
@@ -243,7 +246,7 @@ describe('after the commit: staged list, event, sealed index', () => {
     await ingest(h, keys(2));
     const [sealed] = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
     if (!sealed) throw new Error('no sealed batch');
-    const racer = new CommitBatch({ ...h.ports(), log: h.log, now: h.now });
+    const racer = new CommitBatch({ ...h.ports('Committer'), log: h.log, now: h.now });
     // The racer commits the whole batch (and deletes its list) between our reservation and our read.
     const store: BatchStore = Object.assign(Object.create(h.store), {
       getStagedList: async (key: string) => {
@@ -252,7 +255,7 @@ describe('after the commit: staged list, event, sealed index', () => {
         return h.store.getStagedList(key);
       },
     });
-    const slow = new CommitBatch({ ...h.ports(), store, log: h.log, now: h.now });
+    const slow = new CommitBatch({ ...h.ports('Committer'), store, log: h.log, now: h.now });
 
     const outcome = await slow.commit('orders', sealed.batchId);
 
@@ -331,7 +334,7 @@ describe('sweeper', () => {
     await h.clients.sqs.send(new PurgeQueueCommand({ QueueUrl: h.resources.ingestQueue.url }));
 
     // No configuration at all is passed: the sweeper scans the sealed index.
-    const result = await sweepStale({ ...h.ports(), log: h.log, now: h.now }, 0);
+    const result = await sweepStale({ ...h.ports('Sweeper'), log: h.log, now: h.now }, 0);
 
     expect(result).toMatchObject({ resent: 1, tables: 1, errors: 0, complete: true });
     await h.runUntilQuiet();
@@ -343,7 +346,7 @@ describe('sweeper', () => {
     for (const key of keys(2)) await h.put(key);
     expect((await h.pollIngest({ point: 'commitQueue.requestCommit', when: 'before' })).crashed).toBe(true);
     // SQS accepts the call (200) and refuses its one entry, as it may under load.
-    h.clients.sqs.middlewareStack.add(
+    h.clientsOf('Sweeper').sqs.middlewareStack.add(
       (next, context) => async (args) => {
         if ((context as { commandName?: string }).commandName !== 'SendMessageBatchCommand')
           return next(args);
@@ -360,10 +363,12 @@ describe('sweeper', () => {
       { step: 'initialize', name: 'refuseBatchEntries' },
     );
 
-    const result = await sweepStale({ ...h.ports(), log: h.log, now: h.now }, 0);
+    const result = await sweepStale({ ...h.ports('Sweeper'), log: h.log, now: h.now }, 0);
 
     expect(result).toMatchObject({ resent: 0, deferred: 1, errors: 0 });
-    h.clients.sqs.middlewareStack.remove('refuseBatchEntries');
-    expect(await sweepStale({ ...h.ports(), log: h.log, now: h.now }, 0)).toMatchObject({ resent: 1 });
+    h.clientsOf('Sweeper').sqs.middlewareStack.remove('refuseBatchEntries');
+    expect(await sweepStale({ ...h.ports('Sweeper'), log: h.log, now: h.now }, 0)).toMatchObject({
+      resent: 1,
+    });
   });
 });

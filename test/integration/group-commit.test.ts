@@ -25,7 +25,7 @@ async function sealed(h: PipelineHarness, count: number, files = 3, from = 0): P
   const ids: string[] = [];
   for (let i = from; i < from + count; i++)
     ids.push(
-      await sealBatchDirectly(h.ports(), {
+      await sealBatchDirectly(h.ports('Batcher'), {
         table: 'orders',
         bucket: h.resources.landingBucket,
         index: i,
@@ -41,7 +41,12 @@ const expected = (batches: number, files = 3, from = 0) =>
   ).flat();
 
 function committer(h: PipelineHarness, options: { group?: GroupLimits; injector?: FaultInjector } = {}) {
-  return new CommitBatch({ ...h.ports(options.injector), log: h.log, now: h.now, group: options.group });
+  return new CommitBatch({
+    ...h.ports('Committer', options.injector),
+    log: h.log,
+    now: h.now,
+    group: options.group,
+  });
 }
 
 async function stagedListExists(h: PipelineHarness, batchId: string): Promise<boolean> {
@@ -111,7 +116,7 @@ describe('group commit', () => {
   it('its queued requests are acknowledged as no-ops through the handler', async () => {
     const h = await harness();
     const ids = await sealed(h, 6);
-    for (const id of ids) await h.ports().commitQueue.requestCommit('orders', id);
+    for (const id of ids) await h.ports('Batcher').commitQueue.requestCommit('orders', id);
 
     await h.runUntilQuiet();
 

@@ -2,7 +2,6 @@
 // its deployed Environment and nothing else, stopped at its Timeout. Each case changes the deployed function
 // as an operator (or a wrong template) would, through the Lambda API, and checks local mode does what Lambda
 // would: the invocation fails, the batch is not acknowledged, nothing is committed until the function is fixed.
-import { createServer, request, type Server } from 'node:http';
 import {
   type FunctionConfiguration,
   GetFunctionConfigurationCommand,
@@ -10,55 +9,26 @@ import {
 } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emulatorAccess } from '../../local/lambda/access.ts';
+import { functionAccess } from '../../local/lambda/access.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { LocalRunner } from '../../local/runner.ts';
 import { localTimings } from '../../local/timings.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
+import { deployedRoles } from '../support/iam.ts';
 
 const target = testTarget();
 const clients = testClients();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const region = 'us-east-1';
 
-/** Forwards to the emulator, each request held `delayMs` first: a slow AWS, for one function only. */
-function slowProxy(to: string): { server: Server; url: Promise<string>; delayMs: number } {
-  const proxy = { delayMs: 0 } as { server: Server; url: Promise<string>; delayMs: number };
-  const upstream = new URL(to);
-  proxy.server = createServer((req, res) => {
-    setTimeout(() => {
-      const forward = request(
-        {
-          host: upstream.hostname,
-          port: upstream.port,
-          method: req.method,
-          path: req.url,
-          headers: req.headers,
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forward.on('error', () => res.destroy());
-      req.pipe(forward);
-    }, proxy.delayMs);
-  });
-  proxy.url = new Promise((resolve) =>
-    proxy.server.listen(0, '127.0.0.1', () => {
-      const address = proxy.server.address();
-      resolve(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`);
-    }),
-  );
-  return proxy;
-}
-
 describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them', () => {
   let stack: LocalStack;
   let runner: LocalRunner;
   let batcher: { logicalId: string; functionName: string };
-  const proxy = slowProxy(endpoint);
+  /** Between the batcher's process and AWS: a slow AWS, for the batcher only. */
+  let proxy: FaultProxy;
 
   beforeAll(async () => {
     stack = await bringUpLocalStack(clients, {
@@ -71,26 +41,26 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
     const found = stack.functions.find((f) => f.logicalId.startsWith('InletFunctionsBatcher'));
     if (!found) throw new Error('no batcher in the stack');
     batcher = found;
-    const slow = await proxy.url;
-    const straight = emulatorAccess(endpoint);
+    // Each function calls AWS as its role through the IAM check; the batcher through the slow proxy first.
+    const iam = await deployedRoles(stack.stackName, stack.iam);
+    proxy = await startFaultProxy(iam?.endpoint ?? endpoint);
+    const asRole = functionAccess(endpoint, iam);
     runner = new LocalRunner({
       clients,
       stack,
       endpoint,
       region,
       quietCheckMs: 100,
-      // The batcher reaches AWS through the slow proxy; the others go straight to the emulator.
-      access: (fn) => ({
-        ...straight(fn),
-        ...(fn.logicalId === batcher.logicalId ? { endpoint: slow } : {}),
-      }),
+      ...(iam ? { iam } : {}),
+      access: (fn) =>
+        fn.logicalId === batcher.logicalId ? { ...asRole(fn), endpoint: proxy.endpoint } : asRole(fn),
     });
     runner.start();
   }, 180_000);
 
   afterAll(async () => {
     await runner?.stop();
-    proxy.server.close();
+    await proxy?.stop();
   });
 
   const configuration = () =>

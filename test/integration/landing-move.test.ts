@@ -14,18 +14,49 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyClients } from '../../shared/aws/clients.ts';
 import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
 import type { ObjectRef } from '../../shared/model.ts';
-import { testClients, uniqueName } from '../support/aws.ts';
+import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { functionClients } from '../support/iam.ts';
 
 const MiB = 1024 ** 2;
 const clients = testClients();
 afterAll(() => destroyClients(clients));
 const landing = uniqueName('move-landing');
 const archive = uniqueName('move-archive');
+const versioned = uniqueName('move-versioned');
 // S3 (and moto at CompleteMultipartUpload) wants every part but the last to be at least 5 MiB.
 const small = { singleCopyMaxBytes: 5 * MiB, partBytes: 5 * MiB };
 
+/** The bronze sink's S3 client: it signs as the sink's role of a stack whose tables move from these buckets. */
+let sink: S3Client = clients.s3;
+
 beforeAll(async () => {
-  for (const Bucket of [landing, archive]) await clients.s3.send(new CreateBucketCommand({ Bucket }));
+  for (const Bucket of [landing, archive, versioned])
+    await clients.s3.send(new CreateBucketCommand({ Bucket }));
+  await clients.s3.send(
+    new PutBucketVersioningCommand({ Bucket: versioned, VersioningConfiguration: { Status: 'Enabled' } }),
+  );
+  const move = (bucket: string, name: string, to: string) => ({
+    name,
+    prefix: 'events/',
+    bucket,
+    bronze: { format: 'jsonl', cleanSource: { action: 'move', moveTo: `s3://${archive}/${to}` } },
+  });
+  const none = { url: 'none' };
+  const roles = await functionClients({
+    label: 'landing-move',
+    context: { 'inlet:tables': [move(landing, 'events', 'old'), move(versioned, 'versioned', 'v')] },
+    resources: {
+      ledgerTable: 'none',
+      landingBucket: 'none',
+      manifestBucket: 'none',
+      ingestQueue: none,
+      ingestDlq: none,
+      commitQueue: none,
+      commitDlq: none,
+    },
+    target: testTarget,
+  });
+  if (roles) sink = roles.of('Sink').s3;
 });
 
 async function landingFile(
@@ -76,7 +107,7 @@ describe('cleanSource move in parts on the emulator', () => {
     const key = 'events/big a+b é.jsonl';
     const body = randomBytes(11 * MiB);
     const ref = await landingFile(key, body);
-    const cleaner = new S3LandingCleaner(clients.s3, small);
+    const cleaner = new S3LandingCleaner(sink, small);
     expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('moved');
     const moved = await read(archive, `old/${key}`);
     expect(moved?.bytes.equals(body)).toBe(true);
@@ -97,7 +128,7 @@ describe('cleanSource move in parts on the emulator', () => {
       .join('&');
     const ref = await landingFile(key, body, { tagging });
     expect(await tagsOf(landing, key)).toEqual(tags);
-    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
+    expect(await new S3LandingCleaner(sink, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
       'moved',
     );
     const head = await clients.s3.send(new HeadObjectCommand({ Bucket: archive, Key: `old/${key}` }));
@@ -106,20 +137,13 @@ describe('cleanSource move in parts on the emulator', () => {
   });
 
   it('takes the tags of the version the manifest names, not of a newer one', async () => {
-    const versioned = uniqueName('move-versioned');
-    await clients.s3.send(new CreateBucketCommand({ Bucket: versioned }));
-    await clients.s3.send(
-      new PutBucketVersioningCommand({ Bucket: versioned, VersioningConfiguration: { Status: 'Enabled' } }),
-    );
     const key = 'events/versioned.jsonl';
     const body = randomBytes(11 * MiB);
     const ref = await landingFile(key, body, { bucket: versioned, tagging: 'stage=raw' });
     expect(ref.versionId).toBeTruthy();
     // Rewritten since its event, with other tags: the move must still archive the manifest's version.
     await landingFile(key, Buffer.from('newer'), { bucket: versioned, tagging: 'stage=rewritten' });
-    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'v' })).toBe(
-      'moved',
-    );
+    expect(await new S3LandingCleaner(sink, small).move(ref, { bucket: archive, prefix: 'v' })).toBe('moved');
     expect((await read(archive, `v/${key}`))?.bytes.equals(body)).toBe(true);
     expect(await tagsOf(archive, `v/${key}`)).toEqual({ stage: 'raw' });
   });
@@ -133,7 +157,7 @@ describe('cleanSource move in parts on the emulator', () => {
       send: (command: Parameters<S3Client['send']>[0]) => {
         if (command instanceof UploadPartCopyCommand && ++copies === 2)
           return Promise.reject(Object.assign(new Error('injected'), { $metadata: { httpStatusCode: 500 } }));
-        return clients.s3.send(command);
+        return sink.send(command);
       },
     } as unknown as S3Client;
     await expect(
@@ -145,7 +169,7 @@ describe('cleanSource move in parts on the emulator', () => {
     expect(await uploadsTo(`old/${key}`)).toEqual([]);
     expect(await read(archive, `old/${key}`)).toBeUndefined();
     expect((await read(landing, key))?.bytes.equals(body)).toBe(true);
-    expect(await new S3LandingCleaner(clients.s3, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
+    expect(await new S3LandingCleaner(sink, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
       'moved',
     );
     expect((await read(archive, `old/${key}`))?.bytes.equals(body)).toBe(true);

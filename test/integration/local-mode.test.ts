@@ -86,6 +86,11 @@ describe.skipIf(target.kind !== 'emulator')('local mode and the inlet CLI', () =
     expect(summary.committed + summary.quarantined).toBe(summary.files);
     expect(summary.quarantined).toBe(3);
     expect(summary.duplicatesDropped).toBeGreaterThanOrEqual(1);
+    // Every call each function made was checked against its role from the template, and none was denied.
+    expect(summary.iamDenied).toBe(0);
+    const decisions = readFileSync(join(stateDir, 'iam-decisions.jsonl'), 'utf8').trim().split('\n');
+    const callers = new Set(decisions.map((line) => (JSON.parse(line) as { caller: string }).caller));
+    expect([...callers]).toEqual(expect.arrayContaining(['Batcher', 'Committer', 'Sink']));
     expect(existsSync(join(stateDir, 'local.json'))).toBe(true);
     const local = JSON.parse(readFileSync(join(stateDir, 'local.json'), 'utf8'));
     expect(local).toMatchObject({

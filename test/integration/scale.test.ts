@@ -86,7 +86,7 @@ describe('scale and cost', () => {
   // for the emulator's interim answer, which smaller bodies never do.
   it('one invocation claims, stages and commits a 1,000-file batch of 10-record messages, with a manifest over 2 MiB', async () => {
     const h = await harness(100, 60_000);
-    const expectContinue = expectContinueRequests(h.clients.s3);
+    const expectContinue = expectContinueRequests(h.clientsOf('Committer').s3);
     const files = keys(1_000, `${'long-directory-name/'.repeat(46)}`);
     expect(files[0]?.length).toBeGreaterThan(950);
     await sendEvents(h, files, 10);

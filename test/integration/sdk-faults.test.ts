@@ -40,6 +40,7 @@ async function harness(leaseSeconds = 60) {
   const h = await PipelineHarness.create(clients, {
     config: { tables: [{ name: 'orders', prefix: 'orders/' }], leaseSeconds },
     batchSize: 20,
+    functionClients: shortBackoffClients,
   });
   // S3 sends a test notification (s3:TestEvent) when the configuration is saved, moto too (AWS:
   // https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutBucketNotificationConfiguration.html). It is
@@ -63,7 +64,7 @@ describe('SDK retries that hide an applied write', () => {
     const h = await harness();
     const files = keys(20);
     const faultyNames = files.filter((_, i) => i % 7 === 0).map((k) => k.slice('orders/'.length));
-    const fault = injectSdkFault(h.clients.dynamodb, {
+    const fault = injectSdkFault(h.clientsOf('Batcher').dynamodb, {
       match: claimOf(faultyNames),
       calls: faultyNames.length,
       // Every later attempt is throttled, however many the client makes (DynamoDB's default is more than 3).
@@ -103,13 +104,13 @@ describe('batcher under AWS load and Lambda limits', () => {
     h.clockSkewMs += 2_100;
     // On AWS, transactions that touch one item at once cancel each other (TransactionConflict): a fence item
     // re-written by every file's takeover would recover a few files per round. Count what the takeover writes.
-    const fences = injectSdkFault(h.clients.dynamodb, {
+    const fences = injectSdkFault(h.clientsOf('Batcher').dynamodb, {
       match: (command, input) =>
         command === 'PutItemCommand' &&
         (input.Item as { state?: { S?: string } } | undefined)?.state?.S === 'ABORTED',
       script: [],
     });
-    const transactions = injectSdkFault(h.clients.dynamodb, {
+    const transactions = injectSdkFault(h.clientsOf('Batcher').dynamodb, {
       match: (command) => command === 'TransactWriteItemsCommand',
       script: [],
     });
@@ -126,7 +127,7 @@ describe('batcher under AWS load and Lambda limits', () => {
     const h = await harness();
     const files = keys(10);
     const throttledNames = files.slice(0, 3).map((k) => k.slice('orders/'.length));
-    injectSdkFault(h.clients.dynamodb, {
+    injectSdkFault(h.clientsOf('Batcher').dynamodb, {
       match: claimOf(throttledNames),
       calls: throttledNames.length,
       // Every attempt of the first call of each: the SDK gives up and reports the throttle.

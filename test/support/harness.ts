@@ -2,8 +2,10 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { type PollResult, pollOnce } from '../../local/poller.ts';
+import type { CfnTemplate } from '../../local/synth.ts';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
+import type { AwsTarget } from '../../shared/aws/target.ts';
 import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } from '../../shared/config.ts';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
@@ -21,7 +23,9 @@ import type {
 import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
 import { SqsCommitQueue } from '../../shared/storage/sqs-commit-queue.ts';
 import { commitsInFlight, sweepStale } from '../../shared/usecases/sweep.ts';
+import { testTarget } from './aws.ts';
 import { type CrashPlan, FaultInjector } from './faults.ts';
+import { type FunctionClients, functionClients } from './iam.ts';
 import { countRequests, RequestCounter } from './request-counter.ts';
 import { createPipelineResources, type PipelineResources, type ResourceOptions } from './resources.ts';
 import { type ExpectedFile, type Verdict, verifyPipeline } from './verdict.ts';
@@ -42,6 +46,20 @@ export interface HarnessOptions extends ResourceOptions {
   readonly batchingWindowMs?: number;
   /** Install the request counter on `clients` (only once per client set). @default true */
   readonly countRequests?: boolean;
+  /**
+   * How each function's clients are built (they sign as the function's role, through the IAM check): the
+   * fault tests' short backoff. @default createClients
+   */
+  readonly functionClients?: (target: AwsTarget) => AwsClients;
+  /** More cdk context for the template whose roles the functions get (`inlet:tables` is the config's). */
+  readonly iamContext?: Record<string, unknown>;
+  /**
+   * The tables of that template when they name buckets only known once the resources exist (a cleanSource
+   * `moveTo` in the landing bucket). @default the config's tables
+   */
+  readonly templateTables?: (resources: PipelineResources) => PipelineConfigInput['tables'];
+  /** A fixture: the template with a grant cut, whose denials the test expects and asserts itself. */
+  readonly editTemplate?: (template: CfnTemplate) => CfnTemplate;
 }
 
 interface Ports {
@@ -50,6 +68,9 @@ interface Ports {
   commitQueue: CommitQueue;
   events: EventPublisher;
 }
+
+/** The functions the harness runs, each with the clients of its own role. */
+export type HarnessFunction = 'Batcher' | 'Committer' | 'Sweeper';
 
 /**
  * The whole pipeline on the emulator with the real handlers, driven invocation by invocation: the
@@ -68,30 +89,61 @@ export class PipelineHarness {
     warn: (message, extra) => this.logs.push({ level: 'warn', message, extra }),
     error: (message, extra) => this.logs.push({ level: 'error', message, extra }),
   };
+  /** The test's own ports (unchecked): what assertions read. */
   private readonly base: Ports;
+  private readonly functionPorts = new Map<HarnessFunction, Ports>();
 
   private constructor(
     readonly clients: AwsClients,
     readonly resources: PipelineResources,
     readonly config: PipelineConfig,
     private readonly options: HarnessOptions,
+    /** Each function's clients, signing as its role through the IAM check (absent on real AWS). */
+    readonly roles: FunctionClients | undefined,
   ) {
-    this.base = {
-      ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: resources.ledgerTable }),
-      store: new S3BatchStore({ client: clients.s3, bucket: resources.manifestBucket }),
-      commitQueue: new SqsCommitQueue({ client: clients.sqs, queueUrl: resources.commitQueue.url }),
+    this.base = this.portsOf(clients);
+  }
+
+  private portsOf(clients: AwsClients): Ports {
+    return {
+      ledger: new DynamoDbLedger({ client: clients.dynamodb, tableName: this.resources.ledgerTable }),
+      store: new S3BatchStore({ client: clients.s3, bucket: this.resources.manifestBucket }),
+      commitQueue: new SqsCommitQueue({ client: clients.sqs, queueUrl: this.resources.commitQueue.url }),
       events: { batchCommitted: async (event) => void this.published.push(event) },
     };
+  }
+
+  /** The clients `fn` calls AWS with: its role's, through the IAM check (the test's own on real AWS). */
+  clientsOf(fn: HarnessFunction | 'Backfill' | 'Sink'): AwsClients {
+    return this.roles ? this.roles.of(fn) : this.clients;
   }
 
   /** With counting on, `clients` must be this harness's own: the request counter is installed on them. */
   static async create(clients: AwsClients, options: HarnessOptions): Promise<PipelineHarness> {
     const resources = await createPipelineResources(clients, options);
-    const harness = new PipelineHarness(clients, resources, parsePipelineConfig(options.config), options);
+    const config = parsePipelineConfig(options.config);
+    const roles = await functionClients({
+      label: `harness ${resources.ledgerTable}`,
+      context: {
+        'inlet:tables': options.templateTables?.(resources) ?? options.config.tables,
+        ...options.iamContext,
+      },
+      resources,
+      target: testTarget,
+      ...(options.functionClients ? { make: options.functionClients } : {}),
+      ...(options.editTemplate ? { edit: options.editTemplate } : {}),
+    });
+    const harness = new PipelineHarness(clients, resources, config, options, roles);
     if (options.countRequests ?? true) {
-      countRequests(clients.dynamodb, 'dynamodb', harness.counter);
-      countRequests(clients.s3, 's3', harness.counter);
-      countRequests(clients.sqs, 'sqs', harness.counter);
+      const sets = [
+        clients,
+        ...(['Batcher', 'Committer', 'Sweeper'] as const).map((f) => harness.clientsOf(f)),
+      ];
+      for (const set of new Set(sets)) {
+        countRequests(set.dynamodb, 'dynamodb', harness.counter);
+        countRequests(set.s3, 's3', harness.counter);
+        countRequests(set.sqs, 'sqs', harness.counter);
+      }
     }
     return harness;
   }
@@ -108,19 +160,25 @@ export class PipelineHarness {
     return this.base.store;
   }
 
-  ports(injector?: FaultInjector): Ports {
-    if (!injector) return this.base;
+  /** `fn`'s ports, on its role's clients; with an injector, each may crash where the plan says. */
+  ports(fn: HarnessFunction, injector?: FaultInjector): Ports {
+    let own = this.functionPorts.get(fn);
+    if (!own) {
+      own = this.roles ? this.portsOf(this.roles.of(fn)) : this.base;
+      this.functionPorts.set(fn, own);
+    }
+    if (!injector) return own;
     return {
-      ledger: injector.wrap('ledger', this.base.ledger),
-      store: injector.wrap('store', this.base.store),
-      commitQueue: injector.wrap('commitQueue', this.base.commitQueue),
-      events: injector.wrap('events', this.base.events),
+      ledger: injector.wrap('ledger', own.ledger),
+      store: injector.wrap('store', own.store),
+      commitQueue: injector.wrap('commitQueue', own.commitQueue),
+      events: injector.wrap('events', own.events),
     };
   }
 
   batcher(injector?: FaultInjector): (event: SQSEvent) => Promise<SQSBatchResponse> {
     return makeBatcherHandler({
-      ...this.ports(injector),
+      ...this.ports('Batcher', injector),
       config: this.config,
       log: this.log,
       metrics: this.metrics,
@@ -130,7 +188,7 @@ export class PipelineHarness {
 
   committer(injector?: FaultInjector): (event: SQSEvent) => Promise<SQSBatchResponse> {
     return makeCommitterHandler({
-      ...this.ports(injector),
+      ...this.ports('Committer', injector),
       log: this.log,
       metrics: this.metrics,
       now: this.now,
@@ -143,7 +201,7 @@ export class PipelineHarness {
     batchSize = this.options.batchSize ?? 10,
   ): Promise<PollResult & { injector: FaultInjector }> {
     const batchingWindowMs = this.options.batchingWindowMs ?? (batchSize > 10 ? 5_000 : 0);
-    return this.invoke(crash, (injector) => this.batcher(injector), {
+    return this.invoke('Batcher', crash, (injector) => this.batcher(injector), {
       queueUrl: this.resources.ingestQueue.url,
       batchSize,
       batchingWindowMs,
@@ -152,7 +210,7 @@ export class PipelineHarness {
 
   /** One committer invocation (Lambda on a FIFO queue takes up to 10). */
   pollCommit(crash?: CrashPlan): Promise<PollResult & { injector: FaultInjector }> {
-    return this.invoke(crash, (injector) => this.committer(injector), {
+    return this.invoke('Committer', crash, (injector) => this.committer(injector), {
       queueUrl: this.resources.commitQueue.url,
       batchSize: 10,
     });
@@ -160,13 +218,15 @@ export class PipelineHarness {
 
   /** An invocation whose ports may crash: once they have, its response is discarded, as with a dead Lambda. */
   private async invoke(
+    fn: HarnessFunction,
     crash: CrashPlan | undefined,
     makeHandler: (injector: FaultInjector) => (event: SQSEvent) => Promise<SQSBatchResponse>,
     source: { queueUrl: string; batchSize: number; batchingWindowMs?: number },
   ): Promise<PollResult & { injector: FaultInjector }> {
     const injector = new FaultInjector(crash);
     const handler = makeHandler(injector);
-    const result = await pollOnce({ client: this.clients.sqs, ...source }, async (event) => {
+    // Lambda's event source mapping polls with the function's execution role.
+    const result = await pollOnce({ client: this.clientsOf(fn).sqs, ...source }, async (event) => {
       const response = await handler(event);
       if (injector.dead) throw new Error('invocation crashed');
       return response;
@@ -175,10 +235,11 @@ export class PipelineHarness {
   }
 
   sweep(olderThanMs = 0) {
+    const { ledger, commitQueue } = this.ports('Sweeper');
     return sweepStale(
       {
-        ledger: this.base.ledger,
-        commitQueue: this.base.commitQueue,
+        ledger,
+        commitQueue,
         log: this.log,
         now: this.now,
       },

@@ -1,5 +1,12 @@
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+
+/** The fileSchema of a report of all versions with the fields an allowOverwrites table needs. */
+export const ALL_VERSIONS_SCHEMA =
+  'Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag';
+/** Its columns, as the backfill reads them from the manifest. */
+export const ALL_VERSIONS_COLUMNS = ALL_VERSIONS_SCHEMA.split(', ');
 
 /**
  * Writes an S3 Inventory report as S3 writes one
@@ -19,33 +26,42 @@ export async function writeInventoryReport(
     readonly rows: readonly (readonly string[])[];
     readonly files: number;
     readonly createdAt?: Date;
+    /** Leave `size` and `MD5checksum` out of the manifest's file entries. */
+    readonly bareFiles?: boolean;
   },
 ): Promise<string> {
   const createdAt = report.createdAt ?? new Date('2026-11-30T01:00:00Z');
   const base = `${report.prefix}/${createdAt.toISOString().slice(0, 16).replace(':', '-')}Z`;
-  const keys: string[] = [];
+  const files: Array<{ key: string; size?: number; MD5checksum?: string }> = [];
   const per = Math.ceil(report.rows.length / report.files);
   for (let i = 0; i < report.files; i++) {
     const key = `${report.prefix}/data/${i}.csv.gz`;
     const csv = report.rows.slice(i * per, (i + 1) * per).map((r) => r.map((f) => `"${f}"`).join(','));
-    await s3.send(
-      new PutObjectCommand({ Bucket: report.destination, Key: key, Body: gzipSync(`${csv.join('\n')}\n`) }),
+    const body = gzipSync(`${csv.join('\n')}\n`);
+    await s3.send(new PutObjectCommand({ Bucket: report.destination, Key: key, Body: body }));
+    files.push(
+      report.bareFiles
+        ? { key }
+        : { key, size: body.length, MD5checksum: createHash('md5').update(body).digest('hex') },
     );
-    keys.push(key);
   }
+  const manifest = JSON.stringify({
+    sourceBucket: report.sourceBucket,
+    destinationBucket: `arn:aws:s3:::${report.destination}`,
+    version: '2016-11-30',
+    creationTimestamp: String(createdAt.getTime()),
+    fileFormat: 'CSV',
+    fileSchema: report.columns,
+    files,
+  });
+  await s3.send(
+    new PutObjectCommand({ Bucket: report.destination, Key: `${base}/manifest.json`, Body: manifest }),
+  );
   await s3.send(
     new PutObjectCommand({
       Bucket: report.destination,
-      Key: `${base}/manifest.json`,
-      Body: JSON.stringify({
-        sourceBucket: report.sourceBucket,
-        destinationBucket: `arn:aws:s3:::${report.destination}`,
-        version: '2016-11-30',
-        creationTimestamp: String(createdAt.getTime()),
-        fileFormat: 'CSV',
-        fileSchema: report.columns,
-        files: keys.map((key) => ({ key, size: 1, MD5checksum: '0' })),
-      }),
+      Key: `${base}/manifest.checksum`,
+      Body: createHash('md5').update(manifest).digest('hex'),
     }),
   );
   return `s3://${report.destination}/${base}/manifest.json`;

@@ -5,7 +5,7 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import type { DeserializeHandler, DeserializeHandlerArguments, HandlerExecutionContext } from '@smithy/types';
 import { trackAttempts } from '../../shared/aws/attempts.ts';
 import { type AwsClients, createClients } from '../../shared/aws/clients.ts';
-import { clientConfig } from '../../shared/aws/target.ts';
+import { type AwsTarget, clientConfig } from '../../shared/aws/target.ts';
 import { testTarget } from './aws.ts';
 
 /**
@@ -91,8 +91,7 @@ const shortBackoff = (attempt: number) => 5 * 2 ** attempt;
  * adapters are told. ConfiguredRetryStrategy is the SDK's documented way to set the backoff
  * (https://www.npmjs.com/package/@smithy/util-retry, "MaxAttempts and BackoffComputation").
  */
-export function shortBackoffClients(): AwsClients {
-  const target = testTarget();
+export function shortBackoffClients(target: AwsTarget = testTarget()): AwsClients {
   const product = createClients(target);
   const config = clientConfig(target);
   const retry = (client: { config: { maxAttempts: () => Promise<number> } }) => ({

@@ -10,21 +10,6 @@ describe('targetFromEnv', () => {
     });
   });
 
-  it("keeps the credentials the environment gives: in local mode a function's own, as Lambda gives them", () => {
-    const env = {
-      INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000',
-      AWS_ACCESS_KEY_ID: 'ROLE-OF-BATCHER',
-      AWS_SECRET_ACCESS_KEY: 'secret',
-      AWS_SESSION_TOKEN: 'token',
-    };
-    const target = targetFromEnv(env);
-    expect(target && clientConfig(target).credentials).toEqual({
-      accessKeyId: 'ROLE-OF-BATCHER',
-      secretAccessKey: 'secret',
-      sessionToken: 'token',
-    });
-  });
-
   it('points localstack at :4566 and keeps the configured region', () => {
     expect(targetFromEnv({ INLET_AWS_TARGET: 'localstack', AWS_REGION: 'eu-west-1' })).toEqual({
       kind: 'emulator',
@@ -39,6 +24,32 @@ describe('targetFromEnv', () => {
       region: 'eu-central-1',
     });
     expect(targetFromEnv({})).toBeUndefined();
+  });
+});
+
+describe('emulator credentials', () => {
+  it("signs with the function's own credentials when the environment has them, as Lambda sets them", () => {
+    const target = targetFromEnv({
+      INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000',
+      AWS_ACCESS_KEY_ID: 'ASIAINLET0001BATCHER',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_SESSION_TOKEN: 'token',
+    });
+    expect(target && clientConfig(target).credentials).toEqual({
+      accessKeyId: 'ASIAINLET0001BATCHER',
+      secretAccessKey: 'secret',
+      sessionToken: 'token',
+    });
+  });
+
+  it('keeps the fixed test credentials when the environment has none, or only half of them', () => {
+    for (const env of [{}, { AWS_ACCESS_KEY_ID: 'ASIA...' }]) {
+      const target = targetFromEnv({ INLET_AWS_ENDPOINT: 'http://127.0.0.1:5000', ...env });
+      expect(target && clientConfig(target).credentials).toEqual({
+        accessKeyId: 'test',
+        secretAccessKey: 'test',
+      });
+    }
   });
 });
 

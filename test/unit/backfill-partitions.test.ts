@@ -1,17 +1,28 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { synthesizeBackfillDefinition } from '../../bench/backfill-definition.ts';
-import { LocalBackfill } from '../../local/backfill-executor.ts';
-import type { AwsClients } from '../../shared/aws/clients.ts';
-import { compareKeys, discoverRanges, inRange, type Partition } from '../../shared/backfill/partitions.ts';
+import { parseCause, resumeHint } from '../../cli/backfill/run-view.ts';
+import { runStandalone } from '../../local/step-functions/standalone.ts';
+import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
+import {
+  compareKeys,
+  discoverRanges,
+  inRange,
+  listingPrefix,
+  type Partition,
+  prefixEnd,
+} from '../../shared/backfill/partitions.ts';
 import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
+import { fitPartitions } from '../../shared/backfill/state-size.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { DefiniteFailureError } from '../../shared/errors.ts';
+import { makeBackfillHandler } from '../../shared/handlers/backfill-handler.ts';
 import type { Ledger } from '../../shared/ledger/ledger.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
 import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
-import { inProcessBackfill } from '../support/in-process-backfill.ts';
+import { writeInventoryReport } from '../support/inventory.ts';
+import { inventoryS3 } from './inventory-s3-fake.ts';
 
 /** ListObjectsV2 over keys in memory: Prefix, StartAfter, MaxKeys, Delimiter, in UTF-8 order. */
 class MemoryLister implements ObjectLister {
@@ -78,17 +89,8 @@ beforeAll(() => {
   definition = synthesizeBackfillDefinition();
 }, 60_000);
 
-async function run(deps: BackfillDeps, input: Record<string, unknown>) {
-  const executor = new LocalBackfill({
-    clients: {} as AwsClients,
-    stateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:test',
-    retryIntervalMs: 1,
-    lambda: inProcessBackfill(deps as BackfillDeps & { metrics: MemoryMetrics }),
-    standalone: { definition },
-  });
-  const name = `run-${Math.random().toString(36).slice(2)}`;
-  await executor.start(input, name);
-  return executor.waitForRun(name);
+function run(deps: BackfillDeps, input: Record<string, unknown>) {
+  return runStandalone({ definition, handler: makeBackfillHandler(deps), input, retryIntervalMs: 1 });
 }
 
 // Folders at two levels, a folder marker object, keys directly under the prefix, a key sorting between
@@ -113,6 +115,27 @@ describe('key ranges from common prefixes', () => {
       const owners = KEYS.map((k) => ranges.filter((r: Partition) => inRange(r, k)).length);
       expect(owners.every((n) => n === 1)).toBe(true);
     }
+  });
+});
+
+describe('coalescing partitions (to fit the state machine state)', () => {
+  it('keeps every key covered by one range, ranges and window prefixes alike', async () => {
+    const lister = new MemoryLister(KEYS);
+    const ranges = await discoverRanges(lister, { bucket: 'b', prefix: 'orders/', target: 13 });
+    for (const max of [1, 2, 3, 5]) {
+      const fitted = fitPartitions(ranges, (ps) => ps.length <= max);
+      expect(fitted.length).toBeLessThanOrEqual(max);
+      expect(
+        KEYS.every((k) => fitted.filter((r) => inRange(r, k) && k.startsWith(listingPrefix(r))).length === 1),
+      ).toBe(true);
+    }
+    // Window prefixes (a reconcile): each one's keys stay in the one partition that replaced it.
+    const windows = ['orders/03/', 'orders/05/', 'orders/05x', 'orders/zz/'].map((prefix) => ({ prefix }));
+    const [one] = fitPartitions(windows, (ps) => ps.length <= 1);
+    for (const k of KEYS.filter((key) => windows.some((w) => key.startsWith(w.prefix))))
+      expect(inRange(one as Partition, k) && k.startsWith(listingPrefix(one as Partition)), k).toBe(true);
+    expect(prefixEnd('orders/zz/')).toBe('orders/zz0');
+    expect(prefixEnd('a\uD7FF')).toBe('a\uE000');
   });
 });
 
@@ -151,5 +174,50 @@ describe('parallel backfill through the state machine (Map of partitions, local 
     // Nothing lost; what was enqueued before the failure is not enqueued again (the cursor moved past it).
     expect([...enqueued.keys()].sort(compareKeys)).toEqual(FILES);
     expect([...enqueued.values()].every((n) => n === 1)).toBe(true);
+  });
+});
+
+describe('resuming a failed inventory run (the input `inlet backfill status` prints)', () => {
+  it('continues each data file from its row: nothing refused, nothing restarted, nothing enqueued twice', async () => {
+    const s3 = inventoryS3();
+    const rows = Array.from({ length: 3 }, (_, f) =>
+      Array.from({ length: 12 }, (_, r) => ['landing', `orders/f${f}-${String(r).padStart(2, '0')}.json`]),
+    ).flat();
+    const manifest = await writeInventoryReport(s3.client, {
+      destination: 'inv',
+      sourceBucket: 'landing',
+      prefix: 'inv/landing/all',
+      columns: 'Bucket, Key',
+      rows,
+      files: 3,
+    });
+    // Pages of 5 rows, 2 pages a step: the second step of file 1 fails at its first page.
+    let failing = true;
+    const { deps, enqueued } = world([], (files) => {
+      if (failing && files.some((f) => f.key === 'orders/f1-10.json'))
+        throw new DefiniteFailureError('enqueue failed: AccessDenied');
+    });
+    const inventoryDeps: BackfillDeps = {
+      ...deps,
+      inventory: new S3InventoryReader(s3.client),
+      limits: { ...deps.limits, pageSize: 5 },
+    };
+    const input = { table: 'orders', inventory: manifest, concurrency: 3 };
+    const failed = (await run(inventoryDeps, input)).at(-1);
+    expect(failed?.status).toBe('FAILED');
+    const hint = resumeHint(input, parseCause(failed?.cause).summary);
+    const printed = /this input: (\{.*\})$/.exec(hint)?.[1];
+    expect(printed, hint).toBeDefined();
+    const before = s3.served();
+
+    failing = false;
+    const resumed = (await run(inventoryDeps, JSON.parse(printed ?? '{}'))).at(-1);
+    expect(resumed?.status, resumed?.cause).toBe('SUCCEEDED');
+    expect([...enqueued.keys()].sort()).toEqual(rows.map((r) => r[1]).sort());
+    expect([...enqueued.values()].every((n) => n === 1)).toBe(true);
+    // Only the failed file was read again (its first rows skipped, not enqueued).
+    expect(s3.served() - before).toBeLessThan(
+      (s3.get('inv', 'inv/landing/all/data/1.csv.gz')?.size ?? 0) + 2_000,
+    );
   });
 });

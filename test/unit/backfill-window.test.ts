@@ -1,11 +1,13 @@
 import { gzipSync } from 'node:zlib';
-import type { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { parseCsvLine, S3InventoryReader } from '../../shared/backfill/inventory.ts';
+import { S3InventoryReader } from '../../shared/backfill/inventory.ts';
+import { parseCsvLine } from '../../shared/backfill/inventory-report.ts';
 import { keyTimeSchema, prefixesInWindow } from '../../shared/backfill/key-time.ts';
 import { planBackfill } from '../../shared/backfill/request.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { ALL_VERSIONS_COLUMNS } from '../support/inventory.ts';
+import { inventoryS3 } from './inventory-s3-fake.ts';
 
 const keyTime = (pattern: string, skewSeconds = 3600) => keyTimeSchema.parse({ pattern, skewSeconds });
 
@@ -68,23 +70,13 @@ describe('S3 Inventory CSV', () => {
       ['landing', 'orders/%C3%BC.json', 'v5', 'true', 'false', '7', '2026-11-02T00:00:00.000Z', 'e5'],
     ];
     const body = gzipSync(`${rows.map((r) => r.map((f) => `"${f}"`).join(',')).join('\n')}\n`);
-    const client = {
-      send: async () => ({ Body: { transformToByteArray: async () => new Uint8Array(body) } }),
-    } as unknown as S3Client;
-    const reader = new S3InventoryReader(client);
+    const s3 = inventoryS3();
+    s3.put('inv', 'data/1.csv.gz', { body });
+    const reader = new S3InventoryReader(s3.client);
     const file = {
       bucket: 'inv',
       key: 'data/1.csv.gz',
-      columns: [
-        'Bucket',
-        'Key',
-        'VersionId',
-        'IsLatest',
-        'IsDeleteMarker',
-        'Size',
-        'LastModifiedDate',
-        'ETag',
-      ],
+      columns: ALL_VERSIONS_COLUMNS,
     };
     const first = await reader.page(file, { bucket: 'landing', prefix: 'orders/' }, 0, 4);
     expect(first.objects.map((o) => [o.key, o.versionId])).toEqual([['orders/a b+.json', 'v1']]);

@@ -73,6 +73,21 @@ describe('backfill input', () => {
       'lookbackSeconds: required in reconcile mode',
     );
     expect(problems({ table: 'orders', lookbackSeconds: 5 })[0]).toMatch(/only in reconcile mode/);
+    const inventory = 's3://inv/landing/all/2026-11-30T01-00Z/manifest.json';
+    expect(problems({ table: 'orders', inventory, startAfter: 'orders/a', maxObjects: 5 })).toEqual([
+      'inventory: reads whole inventory files; startAfter and maxObjects do not apply',
+    ]);
+    expect(
+      problems({ table: 'orders', inventory, partitions: [{ prefix: 'orders/', from: 'orders/a' }] }),
+    ).toEqual([
+      'partitions: an inventory run resumes with the partitions its failure names (report, file, fileEnd, row)',
+    ]);
+    expect(
+      problems({
+        table: 'orders',
+        partitions: [{ prefix: 'orders/', report: 'f'.repeat(32), file: 0, fileEnd: 2, row: 5 }],
+      }),
+    ).toEqual(['partitions: inventory partitions resume only with the inventory they came from']);
     expect(problems({ table: 'orders', modifedAfter: '2026-01-01', maxObjects: 0 })).toEqual([
       'maxObjects: Too small: expected number to be >0',
       '(input): Unrecognized key: "modifedAfter"',

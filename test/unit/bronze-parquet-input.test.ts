@@ -2,7 +2,6 @@ import { parquetReadObjects } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { describe, expect, it } from 'vitest';
 import { bronzeConfigSchema } from '../../shared/bronze/config.ts';
-import { bronzeTypeOf } from '../../shared/bronze/parquet-records.ts';
 import type { TableSchema } from '../../shared/bronze/schema.ts';
 import { writeVersion } from '../../shared/bronze/write-version.ts';
 import { MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
@@ -61,13 +60,18 @@ describe('Parquet landing files', () => {
       { name: 'price', type: 'double' },
       { name: 'name', type: 'string' },
       { name: 'ok', type: 'boolean' },
-      { name: 'never', type: 'long' },
-      { name: 'at', type: 'string' },
+      { name: 'never', type: 'integer' },
+      { name: 'at', type: 'timestamp' },
     ]);
     const rows = await rowsOf(delta);
     expect(rows.map((r) => r.id)).toEqual([1n, big, 3n]);
     expect(rows.map((r) => r.price)).toEqual([1.5, 2, null]);
-    expect(rows[0]).toMatchObject({ name: 'x', ok: true, never: null, at: '2026-11-30T10:00:00.000Z' });
+    expect(rows[0]).toMatchObject({
+      name: 'x',
+      ok: true,
+      never: null,
+      at: new Date('2026-11-30T10:00:00.000Z'),
+    });
     expect(rows[0]?._source_file).toBe('s3://landing/a.parquet');
   });
 
@@ -92,32 +96,29 @@ describe('Parquet landing files', () => {
     const rescued = (await rowsOf(delta))
       .map((r) => r._rescued_data)
       .filter((r): r is string => typeof r === 'string');
-    expect(rescued.map((r) => JSON.parse(r))).toEqual([{ code: 'A7', _file_path: 's3://landing/b.parquet' }]);
+    expect(rescued.map((r) => JSON.parse(r))).toEqual([
+      {
+        code: 'A7',
+        _file_path: 's3://landing/b.parquet',
+        _reasons: { code: "does not fit the column's type long" },
+      },
+    ]);
   });
 
   it('widens a column two files declare differently, and rescues a file that is not Parquet', async () => {
     const sources = new MemorySources();
     const delta = new MemoryDelta();
-    sources.objects.set('a.parquet', parquetFile([{ name: 'v', data: [1n], type: 'INT64' }]));
-    sources.objects.set('b.parquet', parquetFile([{ name: 'v', data: [2.5], type: 'DOUBLE' }]));
+    sources.objects.set('a.parquet', parquetFile([{ name: 'v', data: [1], type: 'INT32' }]));
+    sources.objects.set('b.parquet', parquetFile([{ name: 'v', data: [2n ** 40n], type: 'INT64' }]));
     sources.objects.set('c.parquet', 'this is csv,not parquet\n');
     const result = await write(sources, delta, 1, ['a.parquet', 'b.parquet', 'c.parquet']);
-    expect(result.schema).toEqual([{ name: 'v', type: 'double' }]);
+    expect(result.schema).toEqual([{ name: 'v', type: 'long' }]);
     expect(result).toMatchObject({ rows: 3, rescued: 1 });
     const rows = await rowsOf(delta);
-    expect(rows.map((r) => r.v)).toEqual([1, 2.5, null]);
+    expect(rows.map((r) => r.v)).toEqual([1n, 2n ** 40n, null]);
     expect(JSON.parse(String(rows[2]?._rescued_data))).toMatchObject({
       _error: expect.stringContaining('not a Parquet file'),
       _file_path: 's3://landing/c.parquet',
     });
-  });
-
-  it('maps Parquet types to bronze types', () => {
-    expect(bronzeTypeOf({ type: 'INT32' })).toBe('long');
-    expect(bronzeTypeOf({ type: 'INT32', converted_type: 'DATE' })).toBe('string');
-    expect(bronzeTypeOf({ type: 'INT64', logical_type: { type: 'TIMESTAMP' } })).toBe('string');
-    expect(bronzeTypeOf({ type: 'FIXED_LEN_BYTE_ARRAY', converted_type: 'DECIMAL' })).toBe('double');
-    expect(bronzeTypeOf({ type: 'FLOAT' })).toBe('double');
-    expect(bronzeTypeOf({ num_children: 2 })).toBe('string');
   });
 });

@@ -26,6 +26,20 @@ describe('bronze record readers', () => {
     expect(records[1]).toMatchObject({ raw: '{"a":', reason: expect.stringContaining('not JSON') });
   });
 
+  it('rescues a line that is a number, however it is parsed', async () => {
+    const records = await read('json', '1.0\n1e400\n12\n{"a":1}\n');
+    expect(records.map((r) => (r.kind === 'corrupt' ? r.reason : r.kind))).toEqual([
+      'a JSON record must be an object',
+      'a JSON record must be an object',
+      'a JSON record must be an object',
+      'row',
+    ]);
+    expect(await read('json', '[1.0, {"a":1}]')).toEqual([
+      { kind: 'corrupt', raw: '1.0', reason: 'a JSON record must be an object' },
+      { kind: 'row', values: { a: 1 } },
+    ]);
+  });
+
   it('reads a file that is one JSON array of records', async () => {
     const records = await read('json', '[\n {"a":1},\n {"a":2}, 3\n]\n');
     expect(records).toEqual([

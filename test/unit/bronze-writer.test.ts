@@ -107,6 +107,7 @@ describe('writing one manifest version as a Delta commit', () => {
     expect(JSON.parse(rows[1]?._rescued_data as string)).toEqual({
       qty: 'x-bad',
       _file_path: 's3://landing/c/a.csv',
+      _reasons: { qty: "does not fit the column's type long" },
     });
     expect(JSON.parse(rows[2]?._rescued_data as string)).toMatchObject({
       _corrupt_record: '7,1',
@@ -143,6 +144,7 @@ describe('writing one manifest version as a Delta commit', () => {
     expect(JSON.parse(rows[0]?._rescued_data as string)).toEqual({
       id: 'not-a-number',
       _file_path: 's3://landing/b.json',
+      _reasons: { id: "does not fit the column's type long" },
     });
   });
 
@@ -166,7 +168,13 @@ describe('writing one manifest version as a Delta commit', () => {
       const rows = await rowsOf(delta, 'part-00000000000000000002-00000.snappy.parquet');
       expect(rows[0]?.id).toBe(5n);
       expect(rows[0]?._rescued_data === null ? null : JSON.parse(rows[0]?._rescued_data as string)).toEqual(
-        evolution === 'rescue' ? { color: 'red', _file_path: 's3://landing/b.json' } : null,
+        evolution === 'rescue'
+          ? {
+              color: 'red',
+              _file_path: 's3://landing/b.json',
+              _reasons: { color: 'new column, kept out by evolution mode rescue' },
+            }
+          : null,
       );
     }
   });
@@ -302,6 +310,10 @@ describe('writing one manifest version as a Delta commit', () => {
       'bad name': 'x',
       'a=b': 2,
       _file_path: 's3://landing/a.json',
+      _reasons: {
+        'bad name': 'Delta cannot store a column name with any of " ,;{}()\\n\\t="',
+        'a=b': 'Delta cannot store a column name with any of " ,;{}()\\n\\t="',
+      },
     });
   });
 });

@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { emulatorAccess } from '../../local/lambda/access.ts';
+import { functionAccess } from '../../local/lambda/access.ts';
 import { type FunctionSpec, functionEnvironment } from '../../local/lambda/environment.ts';
 import { invocationOf } from '../../local/lambda/execution-environment.ts';
 import { projectRoot } from '../../local/paths.ts';
@@ -27,6 +27,7 @@ const spec: FunctionSpec = {
   logicalId: 'InletFunctionsBatcherE6F1A784',
   functionName: 'Inlet-Batcher-1',
   roleArn: 'arn:aws:iam::123456789012:role/batcher',
+  role: 'Batcher',
   handler: 'index.handler',
   runtime: 'nodejs22.x',
   memorySize: 1024,
@@ -59,7 +60,7 @@ describe('a function process', () => {
   it("has the function's own variables and Lambda's, and no variable of the host", () => {
     const env = functionEnvironment(
       spec,
-      emulatorAccess('http://127.0.0.1:5000')(spec),
+      functionAccess('http://127.0.0.1:5000')(spec),
       runtime,
       'eu-west-1',
     );
@@ -113,13 +114,38 @@ describe('a function process', () => {
     expect(env.HOME).toBeUndefined();
   });
 
+  it("calls AWS through the IAM check with its role's credentials when the check is on", () => {
+    const iam = {
+      endpoint: 'http://127.0.0.1:6000',
+      credentials: {
+        Batcher: { accessKeyId: 'ASIAINLET0001BATCHER', secretAccessKey: 'inlet-iam-check' },
+        Committer: { accessKeyId: 'ASIAINLET0001COMMITTER', secretAccessKey: 'inlet-iam-check' },
+      },
+    };
+    const env = functionEnvironment(
+      spec,
+      functionAccess('http://127.0.0.1:5000', iam)(spec),
+      runtime,
+      'eu-west-1',
+    );
+    expect(env).toMatchObject({
+      INLET_AWS_ENDPOINT: 'http://127.0.0.1:6000',
+      AWS_ACCESS_KEY_ID: 'ASIAINLET0001BATCHER',
+      AWS_SECRET_ACCESS_KEY: 'inlet-iam-check',
+    });
+    // A function whose role the check does not know is not let through unchecked.
+    expect(() => functionAccess('http://127.0.0.1:5000', iam)({ ...spec, role: 'Sink' })).toThrow(
+      /no role Sink for function InletFunctionsBatcherE6F1A784; it has Batcher, Committer/,
+    );
+  });
+
   it("runs on its runtime's Node.js, not on the host's, and a runtime without one is refused", () => {
-    const env = functionEnvironment(spec, emulatorAccess('')(spec), runtime, 'eu-west-1');
+    const env = functionEnvironment(spec, functionAccess('')(spec), runtime, 'eu-west-1');
     expect(env.INLET_LAMBDA_NODE).toBe(fakeNode22);
     expect(env.INLET_LAMBDA_EXECUTION_ENV).toBe('AWS_Lambda_nodejs22.x');
     const lambdaDefault = functionEnvironment(
       { ...spec, environment: {} },
-      emulatorAccess('')(spec),
+      functionAccess('')(spec),
       runtime,
       'eu-west-1',
     );
@@ -128,10 +154,10 @@ describe('a function process', () => {
     const hostMajor = `nodejs${process.versions.node.split('.')[0]}.x`;
     const noPins = { ...runtime, nodes: {} };
     expect(
-      functionEnvironment({ ...spec, runtime: hostMajor }, emulatorAccess('')(spec), noPins, 'x'),
+      functionEnvironment({ ...spec, runtime: hostMajor }, functionAccess('')(spec), noPins, 'x'),
     ).toMatchObject({ INLET_LAMBDA_NODE: process.execPath });
     expect(() =>
-      functionEnvironment({ ...spec, runtime: 'nodejs8.10' }, emulatorAccess('')(spec), runtime, 'x'),
+      functionEnvironment({ ...spec, runtime: 'nodejs8.10' }, functionAccess('')(spec), runtime, 'x'),
     ).toThrow(/no Node\.js for the runtime nodejs8\.10; it runs nodejs22\.x/);
   });
 
@@ -188,25 +214,24 @@ describe('a function process', () => {
 describe("the Runtime Interface Emulator's answers, as Lambda's Invoke API reports them", () => {
   it('a result, a function error, a timeout and a dead process', () => {
     expect(invocationOf(200, '{"batchItemFailures":[]}', 'r1')).toEqual({
-      ok: true,
       payload: { batchItemFailures: [] },
     });
-    expect(invocationOf(200, 'null', 'r1')).toEqual({ ok: true, payload: null });
+    expect(invocationOf(200, 'null', 'r1')).toEqual({ payload: null });
     expect(invocationOf(200, '{"errorType":"ConfigError","errorMessage":"bad","trace":["x"]}', 'r1')).toEqual(
       {
-        ok: false,
-        error: { errorType: 'ConfigError', errorMessage: 'bad', trace: ['x'] },
+        payload: { errorType: 'ConfigError', errorMessage: 'bad', trace: ['x'] },
+        functionError: 'Unhandled',
       },
     );
     expect(invocationOf(200, 'Task timed out after 5.00 seconds', 'r1')).toEqual({
-      ok: false,
-      error: {
+      payload: {
         errorType: 'Sandbox.Timedout',
         errorMessage: 'RequestId: r1 Error: Task timed out after 5.00 seconds',
       },
+      functionError: 'Unhandled',
     });
     expect(
       invocationOf(502, '{"errorType":"Runtime.ExitError","errorMessage":"exit status 3"}', 'r1'),
-    ).toMatchObject({ ok: false, error: { errorType: 'Runtime.ExitError' } });
+    ).toMatchObject({ payload: { errorType: 'Runtime.ExitError' }, functionError: 'Unhandled' });
   });
 });

@@ -1,0 +1,156 @@
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import type { AwsClients } from '../../shared/aws/clients.ts';
+import type { AwsTarget } from '../../shared/aws/target.ts';
+import { bronzeLocation } from '../../shared/bronze/config.ts';
+import { logKey } from '../../shared/bronze/delta-log.ts';
+import { sinkRuntimeFromEnv } from '../../shared/bronze/runtime.ts';
+import { silentLog } from '../../shared/log.ts';
+import { MemoryMetrics } from '../../shared/metrics.ts';
+import { SinkTable } from '../../shared/usecases/sink.ts';
+import { PipelineHarness } from '../support/harness.ts';
+import type { Shape } from './shape.ts';
+
+const TABLE = 'events';
+const PREFIX = `${TABLE}/`;
+
+/** A shape's table on the emulator, as the sink wrote it. */
+export interface WrittenTable {
+  readonly shape: Shape;
+  readonly clients: AwsClients;
+  readonly landingBucket: string;
+  /** The Delta table's root, `s3://bucket/prefix`. */
+  readonly uri: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  /** `_source_file` of a landing file, by its key under the table's prefix. */
+  sourceFile(key: string): string;
+  /** Deletes a landing file (a source gone before the sink reads it). */
+  deleteLanding(key: string): Promise<void>;
+  /** The actions of a Delta commit, parsed. */
+  commit(deltaVersion: number): Promise<Record<string, Record<string, unknown>>[]>;
+  /** Every key in the landing bucket. */
+  landingKeys(): Promise<string[]>;
+}
+
+/**
+ * Writes a shape through the real pipeline on the emulator: each version's files land in S3, the batcher
+ * and committer (real handlers) make them one manifest version, and the sink, built by the sink Lambda's
+ * own composition root (`sinkRuntimeFromEnv`), writes it as the next Delta commit. `afterVersion` runs
+ * after each Delta version is written (the streaming test reads between versions).
+ */
+export async function writeShape(
+  shape: Shape,
+  clients: AwsClients,
+  target: Extract<AwsTarget, { kind: 'emulator' }>,
+  afterVersion?: (table: WrittenTable, deltaVersion: number) => Promise<void>,
+): Promise<WrittenTable> {
+  const h = await PipelineHarness.create(clients, {
+    config: { tables: [{ name: TABLE, prefix: PREFIX }] },
+    countRequests: false,
+  });
+  const { landingBucket, manifestBucket, ledgerTable } = h.resources;
+  const bronze = typeof shape.bronze === 'function' ? shape.bronze(landingBucket) : shape.bronze;
+  const config = { tables: [{ name: TABLE, prefix: PREFIX, bronze }] };
+  const runtime = sinkRuntimeFromEnv(
+    {
+      INLET_AWS_ENDPOINT: target.endpoint,
+      AWS_REGION: target.region,
+      INLET_MANIFEST_BUCKET: manifestBucket,
+      INLET_LEDGER_TABLE: ledgerTable,
+      INLET_CONFIG: JSON.stringify(config),
+    },
+    { log: silentLog, metrics: new MemoryMetrics(), nudger: { nudge: async () => {} } },
+  );
+  const sink = new SinkTable(runtime);
+  const { bucket, prefix } = bronzeLocation(TABLE, sink.bronzeOf(TABLE), manifestBucket);
+  const table: WrittenTable = {
+    shape,
+    clients,
+    landingBucket,
+    uri: `s3://${bucket}/${prefix}`,
+    bucket,
+    prefix,
+    sourceFile: (key) => `s3://${landingBucket}/${PREFIX}${key}`,
+    deleteLanding: async (key) => {
+      await clients.s3.send(new DeleteObjectCommand({ Bucket: landingBucket, Key: `${PREFIX}${key}` }));
+    },
+    commit: async (version) => {
+      const object = await clients.s3.send(
+        new GetObjectCommand({ Bucket: bucket, Key: `${prefix}/${logKey(version)}` }),
+      );
+      const text = (await object.Body?.transformToString()) ?? '';
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, Record<string, unknown>>);
+    },
+    landingKeys: () => listKeys(clients, landingBucket, ''),
+  };
+  for (const [index, spec] of shape.versions.entries()) {
+    for (const [key, body] of Object.entries(spec.files))
+      await clients.s3.send(
+        new PutObjectCommand({ Bucket: landingBucket, Key: `${PREFIX}${key}`, Body: body }),
+      );
+    await h.runUntilQuiet();
+    const manifests = await h.store.listManifestVersions(TABLE);
+    if (manifests.length !== index + 1)
+      throw new Error(
+        `shape ${shape.name}: version ${index + 1} landed as ${manifests.length - index} manifest versions; keep a version's files to one batch (at most 10)`,
+      );
+    await spec.beforeSink?.(table);
+    const outcome = await sink.catchUp(TABLE, Number.POSITIVE_INFINITY);
+    if (outcome.written.join() !== String(index))
+      throw new Error(
+        `shape ${shape.name}: the sink wrote Delta versions [${outcome.written}], not ${index}`,
+      );
+    await afterVersion?.(table, index);
+  }
+  await shape.written?.(table);
+  return table;
+}
+
+async function listKeys(clients: AwsClients, bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await clients.s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    keys.push(...(page.Contents ?? []).map((o) => o.Key ?? ''));
+    token = page.NextContinuationToken;
+  } while (token);
+  return keys;
+}
+
+/**
+ * A byte copy of the table under `<prefix>_cleaned` without the commits and checkpoints before
+ * `checkpoint`: what a reader sees after Delta's log cleanup (PROTOCOL.md "Metadata Cleanup": the log
+ * files before the newest checkpoint past the retention go), that checkpoint its only start.
+ */
+export async function copyWithoutLogBefore(table: WrittenTable, checkpoint: number): Promise<string> {
+  const { s3 } = table.clients;
+  const target = `${table.prefix}_cleaned`;
+  const dropped = new Set(
+    Array.from({ length: checkpoint }, (_, v) => [
+      `${table.prefix}/${logKey(v)}`,
+      `${table.prefix}/${logKey(v).replace(/\.json$/, '.checkpoint.parquet')}`,
+    ]).flat(),
+  );
+  for (const key of await listKeys(table.clients, table.bucket, `${table.prefix}/`)) {
+    if (dropped.has(key)) continue;
+    await s3.send(
+      new CopyObjectCommand({
+        Bucket: table.bucket,
+        Key: `${target}${key.slice(table.prefix.length)}`,
+        CopySource: `${table.bucket}/${encodeURIComponent(key).replaceAll('%2F', '/')}`,
+      }),
+    );
+  }
+  return `s3://${table.bucket}/${target}`;
+}
