@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Credentials, IamAccess } from '../../local/iam/client.ts';
 import { functionAccess } from '../../local/lambda/access.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { LocalRunner } from '../../local/runner.ts';
@@ -16,7 +17,7 @@ import { localTimings } from '../../local/timings.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
-import { deployedRoles } from '../support/iam.ts';
+import { deployedRoles, iamCheck } from '../support/iam.ts';
 
 const target = testTarget();
 const clients = testClients();
@@ -29,6 +30,9 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
   let batcher: { logicalId: string; functionName: string };
   /** Between the batcher's process and AWS: a slow AWS, for the batcher only. */
   let proxy: FaultProxy;
+  let iam: IamAccess | undefined;
+  /** Credentials the next batcher execution environment gets instead of its role's (a role with a grant cut). */
+  let batcherCredentials: Credentials | undefined;
 
   beforeAll(async () => {
     stack = await bringUpLocalStack(clients, {
@@ -42,7 +46,7 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
     if (!found) throw new Error('no batcher in the stack');
     batcher = found;
     // Each function calls AWS as its role through the IAM check; the batcher through the slow proxy first.
-    const iam = await deployedRoles(stack.stackName, stack.iam);
+    iam = await deployedRoles(stack.stackName, stack.iam);
     proxy = await startFaultProxy(iam?.endpoint ?? endpoint);
     const asRole = functionAccess(endpoint, iam);
     runner = new LocalRunner({
@@ -52,8 +56,11 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
       region,
       quietCheckMs: 100,
       ...(iam ? { iam } : {}),
-      access: (fn) =>
-        fn.logicalId === batcher.logicalId ? { ...asRole(fn), endpoint: proxy.endpoint } : asRole(fn),
+      access: (fn) => {
+        if (fn.logicalId !== batcher.logicalId) return asRole(fn);
+        const access = { ...asRole(fn), endpoint: proxy.endpoint };
+        return batcherCredentials ? { ...access, credentials: batcherCredentials } : access;
+      },
     });
     runner.start();
   }, 180_000);
@@ -140,4 +147,51 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
       proxy.delayMs = 0;
     });
   }, 240_000);
+
+  it.skipIf(!iamCheck())(
+    "a call its role does not allow reaches the IAM check from the bundle's process and is refused, as AWS would",
+    async () => {
+      // The batcher's role without dynamodb:PutItem (its claim), registered as a fixture whose denials are
+      // expected; an execution environment started with the new configuration gets its credentials.
+      const cut = structuredClone(stack.iam);
+      const role = cut.roles.Batcher;
+      if (!role || !iam) throw new Error('no Batcher role in the IAM check');
+      role.policy.Statement = role.policy.Statement.flatMap((statement) => {
+        const actions = [statement.Action ?? []].flat().filter((a) => a !== 'dynamodb:PutItem');
+        return actions.length > 0 ? [{ ...statement, Action: actions }] : [];
+      });
+      const check = iamCheck();
+      const restricted = await check?.register(`${stack.stackName}-cut`, cut, { expectDenials: true });
+      batcherCredentials = restricted?.Batcher;
+      const before = (await check?.denials(Number.MAX_SAFE_INTEGER))?.last ?? 0;
+      const { Environment } = await configuration();
+      await update({ Environment: { Variables: { ...Environment?.Variables, INLET_TEST_CASE: 'cut' } } });
+      try {
+        const key = 'orders/denied.json';
+        await clients.s3.send(
+          new PutObjectCommand({ Bucket: stack.outputs[OUTPUTS.landingBucket], Key: key, Body: '{}' }),
+        );
+        const deadline = Date.now() + 60_000;
+        let denied: Awaited<ReturnType<NonNullable<typeof check>['denials']>>['denials'] = [];
+        while (denied.length === 0) {
+          if (Date.now() > deadline) throw new Error('no denial of the batcher in 60 s');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          denied = ((await check?.denials(before, { expected: true }))?.denials ?? []).filter(
+            (d) => d.stack === `${stack.stackName}-cut`,
+          );
+        }
+        // Made by the function's own process (the mapping's poller never writes to the ledger), as its role.
+        expect(denied[0]).toMatchObject({
+          caller: 'Batcher',
+          action: 'dynamodb:PutItem',
+          resource: expect.stringContaining(`:table/${stack.outputs[OUTPUTS.ledgerTable]}`),
+          allowed: false,
+        });
+      } finally {
+        batcherCredentials = undefined;
+        await update({ Environment });
+      }
+    },
+    120_000,
+  );
 });
