@@ -74,22 +74,10 @@ export class LambdaHost implements LambdaInvoker {
   private readonly byId = new Map<string, HostedFunction>();
   private readonly slots = new Map<string, Slot[]>();
   private readonly waiting = new Map<string, Array<() => void>>();
-  private readonly recent: string[] = [];
   private stopped = false;
 
   constructor(private readonly options: LambdaHostOptions) {
     for (const fn of options.functions) this.byId.set(fn.logicalId, fn);
-  }
-
-  /** The logical id of a function named by its deployed name or ARN (as a state machine names it). */
-  logicalIdOf(nameOrArn: string): string | undefined {
-    const name = nameOrArn.split(':function:').pop()?.split(':')[0] ?? nameOrArn;
-    return this.options.functions.find((f) => f.functionName === name || f.logicalId === name)?.logicalId;
-  }
-
-  /** The last lines the functions wrote (200 at most), for an error message. */
-  recentLogs(): string[] {
-    return [...this.recent];
   }
 
   async invoke(functionLogicalId: string, payload: unknown): Promise<LambdaInvokeResult> {
@@ -158,8 +146,6 @@ export class LambdaHost implements LambdaInvoker {
       timeoutSeconds: spec.timeoutSeconds,
       onLine: (line) => {
         recordEmf(line, this.metrics);
-        this.recent.push(`[${spec.logicalId}] ${line}`);
-        if (this.recent.length > 200) this.recent.shift();
         this.options.onLog?.(spec.logicalId, line);
       },
     });
