@@ -107,9 +107,11 @@ export class RecordFitter {
     };
     for (const name of Object.keys(values)) {
       const value = values[name];
+      // An empty CSV field is null (docs/bronze.md, "JSON and CSV"), and a null holds nothing to keep,
+      // whether its key is a column or not.
+      if (value === null || value === undefined || (this.csv && value === '')) continue;
       const convert = this.converter(name, types);
       if (convert) {
-        if (value === null || value === undefined || (this.csv && value === '')) continue;
         const cell = convert(value);
         if (cell !== MISFIT) row[name] = cell;
         else
@@ -120,8 +122,6 @@ export class RecordFitter {
           );
         continue;
       }
-      // A null that is not a column has nothing to keep (a file's null in a column no Delta type holds).
-      if (value === null || value === undefined) continue;
       const problem = this.keyProblem(name);
       if (problem !== null) rescue(name, value, problem);
       else if (this.mode !== 'none' || value instanceof Unstorable)

@@ -16,21 +16,100 @@ import {
 const MAX_LINES = 20;
 const INTEGER_TYPES = new Set(['long', 'integer', 'short', 'byte']);
 
+/** A Delta type as engines.py prints it (`long`, `decimal(10,2)`, `struct<a:long>`, `map<k,v>`), parsed. */
+type TypeTree =
+  | string
+  | { readonly struct: readonly (readonly [string, TypeTree])[] }
+  | { readonly array: TypeTree }
+  | { readonly map: readonly [TypeTree, TypeTree] };
+
+/** `text` split at the commas outside `<...>` and `(...)`. */
+function topLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '<' || c === '(') depth++;
+    else if (c === '>' || c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      parts.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  parts.push(text.slice(from));
+  return parts;
+}
+
+function parseType(text: string): TypeTree {
+  const nested = /^(struct|array|map)<(.*)>$/s.exec(text);
+  if (!nested) return text;
+  const [, kind, inner = ''] = nested;
+  if (kind === 'array') return { array: parseType(inner) };
+  const parts = topLevel(inner);
+  if (kind === 'map') {
+    const [key, value] = parts;
+    if (parts.length !== 2 || key === undefined || value === undefined) throw new Error(`bad type ${text}`);
+    return { map: [parseType(key), parseType(value)] };
+  }
+  return {
+    struct: parts.map((field) => {
+      const colon = field.indexOf(':');
+      return [field.slice(0, colon), parseType(field.slice(colon + 1))] as const;
+    }),
+  };
+}
+
 /** An expected value in the form engines.py answers for `type` (see `Value` in shape.ts). */
 export function canonical(value: Value, type: string, where: string): unknown {
+  return canonicalOf(value, parseType(type), where);
+}
+
+function canonicalOf(value: Value, type: TypeTree, where: string): unknown {
   if (value === null) return null;
+  const fail = (why: string): never => {
+    throw new Error(`${where}: ${show(value)} ${why}`);
+  };
+  if (typeof type !== 'string') {
+    if ('array' in type) {
+      if (!Array.isArray(value)) return fail('is not an array');
+      return (value as readonly Value[]).map((v, i) => canonicalOf(v, type.array, `${where}[${i}]`));
+    }
+    if ('map' in type) {
+      if (!Array.isArray(value)) return fail('is not an array of [key, value] pairs');
+      const [keyType, valueType] = type.map;
+      return (value as readonly Value[]).map((pair, i) => {
+        if (!Array.isArray(pair) || pair.length !== 2) return fail(`has entry ${i} that is not a pair`);
+        const [k, v] = pair as unknown as readonly [Value, Value];
+        return [
+          canonicalOf(k, keyType, `${where} key ${i}`),
+          canonicalOf(v, valueType, `${where} value ${i}`),
+        ];
+      });
+    }
+    if (typeof value !== 'object' || Array.isArray(value) || typeof value === 'bigint')
+      return fail('is not a struct');
+    const fields = value as { readonly [k: string]: Value };
+    const stray = Object.keys(fields).filter((k) => !type.struct.some(([name]) => name === k));
+    if (stray.length > 0) fail(`has fields ${stray.join(', ')} the struct does not`);
+    return Object.fromEntries(
+      type.struct.map(([name, t]) => [name, canonicalOf(fields[name] ?? null, t, `${where}.${name}`)]),
+    );
+  }
   if (INTEGER_TYPES.has(type)) {
     if (typeof value === 'bigint') return value.toString();
     if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-    throw new Error(`${where}: ${String(value)} is not an exact integer for a ${type} column (use a bigint)`);
+    return fail(`is not an exact integer for a ${type} column (use a bigint)`);
   }
   if (type === 'double' || type === 'float') {
-    if (typeof value !== 'number') throw new Error(`${where}: ${String(value)} is not a number for ${type}`);
-    // Python's repr of the values JSON cannot carry.
+    if (typeof value !== 'number') return fail(`is not a number for ${type}`);
+    // Python's repr of the values JSON cannot carry (engines.py): -0, NaN and the infinities.
+    if (Object.is(value, -0)) return '-0.0';
     return Number.isFinite(value) ? value : Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf';
   }
-  if (typeof value === 'bigint') throw new Error(`${where}: a bigint for a ${type} column`);
-  return value;
+  if (type === 'boolean') return typeof value === 'boolean' ? value : fail('is not a boolean');
+  // string, binary (hex), date, timestamp, timestamp_ntz, decimal(p,s): their canonical text.
+  return typeof value === 'string' ? value : fail(`is not the canonical text of a ${type}`);
 }
 
 const show = (value: unknown) =>

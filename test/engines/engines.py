@@ -5,7 +5,7 @@ One process for the whole suite, so the JVM starts once: requests arrive as JSON
 answer is one JSON line on file descriptor 3 (the JVM shares stdout and stderr with this process and logs
 there). Values are answered in one canonical form per Delta type (`canon` below), so the test compares
 both engines, and what it wrote, exactly: longs as decimal strings (no 2^53 rounding), timestamps with
-their microseconds, decimals with their scale.
+their microseconds, decimals with their scale, -0.0 and non-finite doubles as Python prints them.
 
 argv: <s3 endpoint> <region> <jars, comma-separated> <scratch dir>
 """
@@ -85,23 +85,24 @@ def arrow_to_delta(t):
 
 
 def canon(value, t):
-    """One JSON value per Delta value, the same whichever engine's Python objects it comes from."""
+    """One JSON value per Delta value, from the Python objects pyarrow's `to_pylist` makes of either engine's
+    Arrow answer."""
     if value is None:
         return None
     if isinstance(t, dict):
         kind = t["type"]
         if kind == "struct":
-            get = value.asDict(recursive=False).get if hasattr(value, "asDict") else value.get
-            return {f["name"]: canon(get(f["name"]), f["type"]) for f in t["fields"]}
+            return {f["name"]: canon(value.get(f["name"]), f["type"]) for f in t["fields"]}
         if kind == "array":
             return [canon(v, t["elementType"]) for v in value]
-        # A map in file order: Spark answers a dict, pyarrow a list of (key, value) pairs.
-        pairs = value.items() if isinstance(value, dict) else value
-        return [[canon(k, t["keyType"]), canon(v, t["valueType"])] for k, v in pairs]
+        # A map as pyarrow gives it: (key, value) pairs in file order.
+        return [[canon(k, t["keyType"]), canon(v, t["valueType"])] for k, v in value]
     if t in ("long", "integer", "short", "byte"):
         return str(value)
     if t in ("double", "float"):
-        return value if math.isfinite(value) else repr(value)
+        # What JSON (or JavaScript's parse of it) cannot carry as a number: NaN, the infinities and -0.
+        negative_zero = value == 0 and math.copysign(1.0, value) < 0
+        return value if math.isfinite(value) and not negative_zero else repr(value)
     if t in ("string", "boolean"):
         return value
     if t == "binary":
@@ -109,12 +110,13 @@ def canon(value, t):
     if t == "date":
         return value.isoformat()
     if t == "timestamp":
-        # Spark hands a naive datetime in the session time zone (UTC here), delta-rs an aware one.
+        # An aware datetime (Spark's Arrow answer is in the session time zone, UTC here; delta-rs's in UTC).
+        # isoformat, not strftime: glibc's %Y prints year 1 as "1", not "0001".
         if value.tzinfo is not None:
-            value = value.astimezone(datetime.timezone.utc)
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.isoformat(timespec="microseconds") + "Z"
     if t == "timestamp_ntz":
-        return value.strftime("%Y-%m-%dT%H:%M:%S.%f")
+        return value.isoformat(timespec="microseconds")
     if t.startswith("decimal("):
         return format(decimal.Decimal(value), "f")
     raise ValueError(f"no canonical form for Delta type {t}")
@@ -222,8 +224,15 @@ def spark_fields(schema):
     return [(f["name"], f["type"], f["nullable"]) for f in json.loads(schema.json())["fields"]]
 
 
+def spark_collect(df):
+    """The rows as Spark hands them over in Arrow (`toArrow`), not as `Row`s: PySpark's `Row` conversion makes
+    each timestamp a local `datetime` by way of `fromtimestamp`, which fails on 0001-01-01 ("year 0 is out of
+    range"), a value Spark itself reads."""
+    return df.toArrow().to_pylist()
+
+
 def spark_rows(df):
-    return answer_rows(spark_fields(df.schema), [r.asDict(recursive=False) for r in df.collect()])
+    return answer_rows(spark_fields(df.schema), spark_collect(df))
 
 
 def spark_read(uri, version):
@@ -267,7 +276,7 @@ def spark_stream(uri, checkpoint, starting_version):
     stream = reader.load(s3a(uri))
     batches = []
     query = (
-        stream.writeStream.foreachBatch(lambda df, _batch_id: batches.append(df.collect()))
+        stream.writeStream.foreachBatch(lambda df, _batch_id: batches.append(spark_collect(df)))
         .option("checkpointLocation", checkpoint)
         .trigger(availableNow=True)
         .start()
@@ -275,7 +284,7 @@ def spark_stream(uri, checkpoint, starting_version):
     query.awaitTermination()
     if query.exception() is not None:
         raise RuntimeError(str(query.exception()))
-    rows = [r.asDict(recursive=False) for batch in batches for r in batch]
+    rows = [r for batch in batches for r in batch]
     return answer_rows(spark_fields(stream.schema), rows)
 
 

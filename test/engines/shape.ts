@@ -3,15 +3,18 @@
  * and the rows each file must give. test/engines/shapes.ts lists them; every shape is written by the real
  * sink on the emulator and read back by Spark + Delta Lake and by delta-rs (engines.test.ts).
  */
+import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BronzeConfigInput } from '../../shared/bronze/config.ts';
 import type { WrittenTable } from './write-table.ts';
 
 /**
- * A value as it must read back. `long` columns take a number or a bigint (past 2^53), `double` a number,
- * `string` and `boolean` their own. Types without a JS literal are given in the canonical form engines.py
- * answers: timestamp `2024-01-02T03:04:05.123456Z`, timestamp_ntz the same without `Z`, date
- * `2024-01-02`, decimal its digits with the scale (`12.30`), binary lowercase hex, struct an object, array
- * an array, map an array of `[key, value]` pairs in file order.
+ * A value as it must read back. Integer columns (`long`, `integer`, `short`, `byte`) take a number or a
+ * bigint (past 2^53), `double` and `float` a number (NaN, the infinities and -0 included), `string` and
+ * `boolean` their own. Types without a JS literal are given in the canonical form engines.py answers:
+ * timestamp `2024-01-02T03:04:05.123456Z`, timestamp_ntz the same without `Z`, date `2024-01-02`, decimal
+ * its digits with the scale (`12.30`), binary lowercase hex. A struct is an object (fields left out are
+ * null), an array an array, a map an array of `[key, value]` pairs in file order; their values follow the
+ * same rules by their own type (compare.ts `canonical`).
  */
 export type Value =
   | string
@@ -22,22 +25,37 @@ export type Value =
   | readonly Value[]
   | { readonly [k: string]: Value };
 
+/** Why a key was rescued: the exact text, or a pattern it must match. */
+export type Reason = string | RegExp;
+
 /** What `_rescued_data` must hold when it is not null and not given as its exact text. */
 export class Rescued {
   private constructor(
     readonly fields: Readonly<Record<string, unknown>> | undefined,
+    readonly reasons: Readonly<Record<string, Reason>>,
     readonly corrupt: string | undefined,
     readonly error: RegExp | undefined,
   ) {}
 
-  /** Values kept out of their columns: the JSON object `{...fields, _file_path}`, compared parsed. */
-  static values(fields: Readonly<Record<string, unknown>>): Rescued {
-    return new Rescued(fields, undefined, undefined);
+  /**
+   * Values kept out of their columns: the JSON object `{...fields, _file_path, _reasons}` (docs/bronze.md,
+   * "Columns"), parsed without rounding a number: a field given as a number must be spelled as JavaScript
+   * prints it, as a `bigint` or a `literal` exactly so. `reasons` gives the reason of every field, each
+   * compared with its entry in `_reasons`, which must name exactly these keys.
+   */
+  static values(
+    fields: Readonly<Record<string, unknown>>,
+    reasons: Readonly<Record<string, Reason>>,
+  ): Rescued {
+    const keys = Object.keys(fields).sort();
+    if (show(keys) !== show(Object.keys(reasons).sort()))
+      throw new Error(`rescued ${show(keys)} needs one reason for each, given ${show(Object.keys(reasons))}`);
+    return new Rescued(fields, reasons, undefined, undefined);
   }
 
   /** A record that could not be parsed: its raw text and a reason (`error`, when given, must match it). */
   static record(raw: string, error?: RegExp): Rescued {
-    return new Rescued(undefined, raw, error);
+    return new Rescued(undefined, {}, raw, error);
   }
 
   /** Why `text` does not match for a row of `file`, or undefined when it does. */
@@ -45,32 +63,97 @@ export class Rescued {
     if (typeof text !== 'string') return `expected rescued data, got ${JSON.stringify(text)}`;
     let parsed: Record<string, unknown>;
     try {
-      parsed = JSON.parse(text) as Record<string, unknown>;
+      parsed = parse(text) as Record<string, unknown>;
     } catch {
       return `not JSON: ${text}`;
     }
-    const want: Record<string, unknown> = this.fields
-      ? { ...this.fields, _file_path: file }
-      : { _corrupt_record: this.corrupt, _error: parsed._error, _file_path: file };
-    if (!this.fields && (typeof parsed._error !== 'string' || parsed._error === ''))
-      return `a corrupt record without its reason: ${text}`;
-    if (this.error && !this.error.test(String(parsed._error)))
-      return `reason ${JSON.stringify(parsed._error)} does not match ${this.error}`;
-    return sameJson(parsed, want) ? undefined : `expected ${JSON.stringify(want)}, got ${text}`;
+    if (!this.fields) {
+      if (typeof parsed._error !== 'string' || parsed._error === '')
+        return `a corrupt record without its reason: ${text}`;
+      if (this.error && !this.error.test(parsed._error))
+        return `reason ${JSON.stringify(parsed._error)} does not match ${this.error}`;
+      const want = { _corrupt_record: this.corrupt, _error: parsed._error, _file_path: file };
+      return sameJson(parsed, want) ? undefined : `expected ${JSON.stringify(want)}, got ${text}`;
+    }
+    const { _reasons: reasons, ...values } = parsed;
+    const want = { ...this.fields, _file_path: file };
+    if (!sameJson(values, want)) return `expected ${show(want)} and their _reasons, got ${text}`;
+    return this.reasonsMismatch(reasons);
+  }
+
+  /** `_reasons` holds one reason per rescued key, each the one the shape gives. */
+  private reasonsMismatch(reasons: unknown): string | undefined {
+    if (typeof reasons !== 'object' || reasons === null || Array.isArray(reasons))
+      return `no _reasons object: ${show(reasons)}`;
+    const got = reasons as Record<string, unknown>;
+    const keys = Object.keys(this.reasons);
+    if (show(Object.keys(got).sort()) !== show([...keys].sort()))
+      return `_reasons for ${show(Object.keys(got))}, rescued ${show(keys)}`;
+    for (const key of keys) {
+      const reason = got[key];
+      const want = this.reasons[key] as Reason;
+      const ok =
+        typeof reason === 'string' && (typeof want === 'string' ? reason === want : want.test(reason));
+      if (!ok)
+        return `_reasons.${key} ${show(reason)}, expected ${want instanceof RegExp ? want : show(want)}`;
+    }
+    return undefined;
   }
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
+const show = (value: unknown) =>
+  JSON.stringify(value, (_k, v: unknown) =>
+    typeof v === 'bigint' ? `${v}n` : isLosslessNumber(v) ? `${v.value}` : v,
+  );
+
+/**
+ * JSON parsed losslessly (`actual`, its numbers as their literal text) against what a shape gives: a number
+ * literal must be spelled exactly as the shape's number prints (`String(0.1)`), bigint or `literal`, so a
+ * rounded or respelled value never passes.
+ */
+function sameJson(actual: unknown, want: unknown): boolean {
+  if (isLosslessNumber(actual)) {
+    if (isLosslessNumber(want)) return actual.value === want.value;
+    if (typeof want === 'bigint' || typeof want === 'number') return actual.value === String(want);
+    return false;
+  }
+  if (actual === want) return true;
+  if (typeof actual !== 'object' || typeof want !== 'object' || actual === null || want === null)
+    return false;
+  if (Array.isArray(actual) !== Array.isArray(want)) return false;
+  const ka = Object.keys(actual);
+  const kb = Object.keys(want);
   return (
     ka.length === kb.length &&
-    ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+    ka.every(
+      (k) =>
+        Object.hasOwn(want, k) &&
+        sameJson((actual as Record<string, unknown>)[k], (want as Record<string, unknown>)[k]),
+    )
   );
 }
+
+/** A JSON number literal a rescued value must spell exactly (`literal('3.141592653589793238')`). */
+export const literal = (text: string) => new LosslessNumber(text);
+
+/**
+ * Why a key was rescued, as the sink words each reason docs/bronze.md ("Columns", "Column names", "JSON and
+ * CSV", "Parquet") gives.
+ */
+export const because = {
+  misfit: (type: string) => `does not fit the column's type ${type}`,
+  caseOf: (column: string) =>
+    `differs only by case from column '${column}' (Delta names are case-insensitive)`,
+  sinkColumn: (column: string) => `'${column}' is a column the sink adds (names are case-insensitive)`,
+  badName: 'Delta cannot store a column name with any of " ,;{}()\\n\\t="',
+  keptOut: 'new column, kept out by evolution mode rescue',
+  beyondLong: 'an integer beyond the long range',
+  beyondDouble: 'more digits (or range) than a double holds',
+  subMicro: 'sub-microsecond digits: Delta timestamps hold microseconds',
+  wideDecimal: (p: number, s: number) => `decimal(${p},${s}) has no Delta type (at most 38 digits)`,
+  fieldsByCase: (a: string, b: string) =>
+    `struct fields '${a}' and '${b}' differ only by case (Delta names are case-insensitive)`,
+} as const;
 
 export const rescued = Rescued.values;
 export const corrupt = Rescued.record;
@@ -87,10 +170,12 @@ export const SYSTEM_FIELDS: Columns = [
   ['_manifest_version', 'long'],
 ];
 
+export type LandingFile = string | Uint8Array | (() => Uint8Array);
+
 /** One manifest version: the files that land for it, and what they must become in Delta version index. */
 export interface VersionSpec {
-  /** Landing files, by key under the table's prefix. */
-  readonly files: Readonly<Record<string, string | Uint8Array>>;
+  /** Landing files, by key under the table's prefix; a function makes its bytes when the file lands. */
+  readonly files: Readonly<Record<string, LandingFile>>;
   /** The data columns after this version, when they differ from the version before (the first needs it). */
   readonly columns?: Columns;
   /** The rows each landing file gives, by its key, in any order; a file left out gives none. */

@@ -5,7 +5,17 @@
  * a streaming read, the history, and checkpoints when it has them.
  */
 import { parquetWriteBuffer } from 'hyparquet-writer';
-import { type Columns, corrupt, type ExpectedRow, rescued, type Shape, type VersionSpec } from './shape.ts';
+import {
+  because,
+  type Columns,
+  corrupt,
+  type ExpectedRow,
+  rescued,
+  type Shape,
+  type VersionSpec,
+} from './shape.ts';
+import { PARQUET_SHAPES } from './shapes-parquet.ts';
+import { VALUE_SHAPES } from './shapes-values.ts';
 
 const jsonl = (...records: readonly unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 const parquet = (columnData: Parameters<typeof parquetWriteBuffer>[0]['columnData']) =>
@@ -79,7 +89,11 @@ export const SHAPES: readonly Shape[] = [
         columns: [...ID, ['zip', 'string'], ['amount', 'double'], ['color', 'string']],
         rows: {
           'b.json': [
-            { id: 3, color: 'red', _rescued_data: rescued({ amount: 'lots' }) },
+            {
+              id: 3,
+              color: 'red',
+              _rescued_data: rescued({ amount: 'lots' }, { amount: because.misfit('double') }),
+            },
             { _rescued_data: corrupt('not json at all', /^not JSON/) },
             { id: 4, color: 'blue' },
             { _rescued_data: corrupt('[1,2]', /must be an object/) },
@@ -126,7 +140,14 @@ export const SHAPES: readonly Shape[] = [
               ...SCALARS,
               obj: '{"a":[1,{"b":null}]}',
               list: '[1,"two",false]',
-              _rescued_data: rescued({ 'bad name': 'x', 'a=b': 2, _source_file: 'spoofed' }),
+              _rescued_data: rescued(
+                { 'bad name': 'x', 'a=b': 2, _source_file: 'spoofed' },
+                {
+                  'bad name': because.badName,
+                  'a=b': because.badName,
+                  _source_file: because.sinkColumn('_source_file'),
+                },
+              ),
             },
             { id: 2, big: -(2 ** 53) + 1, ratio: 3, ok: false },
           ],
@@ -203,7 +224,7 @@ export const SHAPES: readonly Shape[] = [
           '2.csv': [
             { id: 4, name: 'cy', score: 9.5 },
             { _rescued_data: corrupt('5,dee', /2 fields where the header has 3/) },
-            { name: 'eve', score: 1000, _rescued_data: rescued({ id: 'x' }) },
+            { name: 'eve', score: 1000, _rescued_data: rescued({ id: 'x' }, { id: because.misfit('long') }) },
           ],
         },
       },
@@ -223,7 +244,8 @@ export const SHAPES: readonly Shape[] = [
             { name: 'label', data: ['x', 'ü', null], type: 'STRING' },
           ]),
         },
-        columns: [...ID, ['price', 'double'], ['ok', 'boolean'], ['note', 'long'], ['label', 'string']],
+        // An all-null INT32 keeps its declared type (docs/bronze.md, "Parquet").
+        columns: [...ID, ['price', 'double'], ['ok', 'boolean'], ['note', 'integer'], ['label', 'string']],
         rows: {
           'a.parquet': [
             { id: 1, price: 9.5, ok: true, label: 'x' },
@@ -244,14 +266,14 @@ export const SHAPES: readonly Shape[] = [
           ...ID,
           ['price', 'double'],
           ['ok', 'boolean'],
-          ['note', 'long'],
+          ['note', 'integer'],
           ['label', 'string'],
           ['city', 'string'],
         ],
         rows: {
           'b.parquet': [
-            { city: 'Oslo', _rescued_data: rescued({ id: 'x7' }) },
-            { _rescued_data: rescued({ id: '4' }) },
+            { city: 'Oslo', _rescued_data: rescued({ id: 'x7' }, { id: because.misfit('long') }) },
+            { _rescued_data: rescued({ id: '4' }, { id: because.misfit('long') }) },
           ],
           'not-parquet.parquet': [{ _rescued_data: corrupt('<9 bytes>', /^not a Parquet file/) }],
         },
@@ -267,8 +289,8 @@ export const SHAPES: readonly Shape[] = [
         files: { 'b.json': jsonl({ id: 2, color: 'red' }, { id: 'three' }) },
         rows: {
           'b.json': [
-            { id: 2, _rescued_data: rescued({ color: 'red' }) },
-            { _rescued_data: rescued({ id: 'three' }) },
+            { id: 2, _rescued_data: rescued({ color: 'red' }, { color: because.keptOut }) },
+            { _rescued_data: rescued({ id: 'three' }, { id: because.misfit('long') }) },
           ],
         },
       },
@@ -281,7 +303,9 @@ export const SHAPES: readonly Shape[] = [
       { files: { 'a.json': jsonl({ id: 1 }) }, columns: ID, rows: { 'a.json': [{ id: 1 }] } },
       {
         files: { 'b.json': jsonl({ id: 2, color: 'red' }, { id: 3.5 }) },
-        rows: { 'b.json': [{ id: 2 }, { _rescued_data: rescued({ id: 3.5 }) }] },
+        rows: {
+          'b.json': [{ id: 2 }, { _rescued_data: rescued({ id: 3.5 }, { id: because.misfit('long') }) }],
+        },
       },
     ],
   },
@@ -296,7 +320,12 @@ export const SHAPES: readonly Shape[] = [
       },
       {
         files: { 'b.json': jsonl({ id: 2, later: 0.5 }, { id: false }) },
-        rows: { 'b.json': [{ id: 2, later: 0.5 }, { _rescued_data: rescued({ id: false }) }] },
+        rows: {
+          'b.json': [
+            { id: 2, later: 0.5 },
+            { _rescued_data: rescued({ id: false }, { id: because.misfit('long') }) },
+          ],
+        },
       },
     ],
   },
@@ -436,4 +465,6 @@ export const SHAPES: readonly Shape[] = [
       },
     ],
   },
+  ...VALUE_SHAPES,
+  ...PARQUET_SHAPES,
 ];

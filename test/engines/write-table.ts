@@ -95,7 +95,11 @@ export async function writeShape(
   for (const [index, spec] of shape.versions.entries()) {
     for (const [key, body] of Object.entries(spec.files))
       await clients.s3.send(
-        new PutObjectCommand({ Bucket: landingBucket, Key: `${PREFIX}${key}`, Body: body }),
+        new PutObjectCommand({
+          Bucket: landingBucket,
+          Key: `${PREFIX}${key}`,
+          Body: typeof body === 'function' ? body() : body,
+        }),
       );
     await h.runUntilQuiet();
     const manifests = await h.store.listManifestVersions(TABLE);

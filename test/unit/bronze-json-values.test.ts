@@ -57,6 +57,18 @@ describe('column names are unique regardless of case (PROTOCOL.md "Schema Serial
     expect((await t.rescued())[0]).toMatchObject({ ID: '2' });
   });
 
+  it('an empty CSV field is null in a rescued key too: nothing is rescued from it', async () => {
+    for (const evolution of ['rescue', 'none'] as const) {
+      const t = memoryTable({ format: 'csv', evolution });
+      await t.write({ '1.csv': 'a,b\n1,x\n' });
+      await t.write({ '2.csv': 'a,b,c,B\n2,,,\n3,y,z,Y\n' });
+      const [empty, full] = await t.rescued();
+      expect(empty).toBeNull();
+      // Mode none ignores a new column, as Auto Loader's does; the case twin is rescued in both.
+      expect(full).toMatchObject(evolution === 'rescue' ? { c: 'z', B: 'Y' } : { B: 'Y' });
+    }
+  });
+
   it('a hint claims its spelling: an observed key differing from it only by case is rescued', async () => {
     const t = memoryTable({ format: 'jsonl', schemaHints: { Zip: 'string' } });
     await t.write({ 'a.json': '{"zip":"01234"}\n' });
