@@ -59,6 +59,7 @@ const [
   { OUTPUTS },
   { startLocalIamCheck },
   { describeDenials },
+  { ensureLambdaRuntime },
 ] = await Promise.all([
   import('../local/demo.ts'),
   import('../local/local-stack.ts'),
@@ -73,6 +74,7 @@ const [
   import('../shared/names.ts'),
   import('../local/iam/local-check.ts'),
   import('../local/iam/client.ts'),
+  import('../local/lambda/install.ts'),
 ]);
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
@@ -125,6 +127,8 @@ say(
 const runner = new LocalRunner({
   clients,
   stack,
+  // Installed by `npm start`'s setup step; waited for if another process is installing it now.
+  runtime: await ensureLambdaRuntime(),
   endpoint: emulator.endpoint,
   region,
   logFile: pipelineLog,

@@ -13,7 +13,7 @@ import { commitsInFlight } from '../shared/usecases/sweep.ts';
 import type { IamAccess } from './iam/client.ts';
 import { type AccessPolicy, functionAccess } from './lambda/access.ts';
 import { LambdaHost } from './lambda/host.ts';
-import { installedLambdaRuntime, LambdaRuntimeSetupError, nodeFor } from './lambda/install.ts';
+import { type LambdaRuntime, nodeFor } from './lambda/install.ts';
 import {
   type FunctionErrorDocument,
   LambdaFunctionError,
@@ -25,6 +25,8 @@ import { pollOnce } from './poller.ts';
 export interface RunnerOptions {
   readonly clients: AwsClients;
   readonly stack: LocalStack;
+  /** What the functions run under: `await ensureLambdaRuntime()` (local/lambda/install.ts). */
+  readonly runtime: LambdaRuntime;
   readonly endpoint: string;
   readonly region: string;
   /** Every line the functions write (their logs), each after its function's logical id. */
@@ -110,12 +112,7 @@ export class LocalRunner {
   private readonly log: Log;
 
   constructor(private readonly options: RunnerOptions) {
-    const runtime = installedLambdaRuntime();
-    if (!runtime)
-      throw new LambdaRuntimeSetupError(
-        'the Lambda runtime is not installed: run `npx tsx local/setup.ts` first',
-      );
-    const { clients, stack } = options;
+    const { clients, stack, runtime } = options;
     this.log = fileLog(options.logFile, 'local-runner');
     // Every function a mapping or a schedule invokes has a Node.js here, or local mode stops at start-up with
     // what it has (one a custom resource provider uses, never invoked locally, is not asked for).

@@ -251,11 +251,6 @@ export async function ensureLambdaRuntime(
   return runtime;
 }
 
-/** The runtime if it is installed, without installing it (the CLI never builds anything). */
-export function installedLambdaRuntime(): LambdaRuntime | undefined {
-  return existsSync(runtime.rie) && existsSync(runtime.ric) ? runtime : undefined;
-}
-
 /**
  * The node binary a function of this runtime (the template's `Runtime`) runs with: the pinned Node.js of that
  * runtime, or this machine's node when its major version is the runtime's. Any other runtime is refused, as

@@ -17,6 +17,7 @@ import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDenied } from '../../local/iam/denied.ts';
 import { functionAccess } from '../../local/lambda/access.ts';
+import { ensureLambdaRuntime } from '../../local/lambda/install.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { projectRoot } from '../../local/paths.ts';
 import { LocalRunner } from '../../local/runner.ts';
@@ -30,9 +31,12 @@ import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
 import { type FaultProxy, type ProxiedRequest, slowDown, startFaultProxy } from '../support/fault-proxy.ts';
 import { deployedRoles } from '../support/iam.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
 import { type DescribedExecution, errorMessage, historyOf, startAndWait } from '../support/step-functions.ts';
 
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const clients = testClients();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const region = 'us-east-1';
@@ -196,6 +200,7 @@ describe.skipIf(target.kind !== 'emulator')(
       runner = new LocalRunner({
         clients,
         stack,
+        runtime: await ensureLambdaRuntime(),
         endpoint,
         region,
         quietCheckMs: 100,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureLambdaRuntime } from '../../local/lambda/install.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { LocalRunner } from '../../local/runner.ts';
 import { localConfigOf } from '../../local/state.ts';
@@ -13,11 +14,14 @@ import { OUTPUTS } from '../../shared/names.ts';
 import { projectRoot } from '../../shared/project-root.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { deployedRoles } from '../support/iam.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
 
 // What `inlet` prints against a local pipeline with data in it: a human table in a pseudo-terminal
 // (`script`, so stdout is a TTY of a known width), and clean JSON with the exact values for scripts.
 
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const clients = testClients();
 const scratch = mkdtempSync(join(tmpdir(), 'inlet-cli-output-'));
@@ -93,6 +97,7 @@ beforeAll(async () => {
   const runner = new LocalRunner({
     clients,
     stack,
+    runtime: await ensureLambdaRuntime(),
     endpoint,
     region: 'us-east-1',
     quietCheckMs: 100,

@@ -11,6 +11,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Credentials, IamAccess } from '../../local/iam/client.ts';
 import { functionAccess } from '../../local/lambda/access.ts';
+import { ensureLambdaRuntime } from '../../local/lambda/install.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { LocalRunner } from '../../local/runner.ts';
 import { localTimings } from '../../local/timings.ts';
@@ -18,8 +19,11 @@ import { OUTPUTS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
 import { deployedRoles, iamCheck } from '../support/iam.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
 
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const clients = testClients();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const region = 'us-east-1';
@@ -52,6 +56,7 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
     runner = new LocalRunner({
       clients,
       stack,
+      runtime: await ensureLambdaRuntime(),
       endpoint,
       region,
       quietCheckMs: 100,

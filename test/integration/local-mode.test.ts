@@ -6,10 +6,13 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../local/paths.ts';
 import { testTarget, uniqueName } from '../support/aws.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'inlet-local-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const stackName = uniqueName('InletLocal');
 const env = { ...process.env, INLET_STATE_DIR: stateDir, NODE_NO_WARNINGS: '1' };
