@@ -8,6 +8,7 @@ import {
   UpdateFunctionConfigurationCommand,
 } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Credentials, IamAccess } from '../../local/iam/client.ts';
 import { functionAccess } from '../../local/lambda/access.ts';
@@ -42,10 +43,19 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
     stack = await bringUpLocalStack(clients, {
       'inlet:stackName': uniqueName('InletRuntime'),
       'inlet:tables': [{ name: 'orders', prefix: 'orders/' }],
-      // A failed batch comes back after 24 s (6x the 4 s timeout), not 30. Not shorter: the Runtime Interface
-      // Emulator counts a cold start's init into the first invocation's timeout (docs/emulator.md).
+      // A 4 s timeout, not shorter: the Runtime Interface Emulator counts a cold start's init into the first
+      // invocation's timeout (docs/emulator.md). Claims are leased for 8 s.
       ...localTimings(4),
     });
+    // What each case waits for is its failed batch coming back: after 10 s rather than the stack's 24 s (6x
+    // the timeout, for a batcher's own retries). Lambda needs a queue's visibility timeout to be at least the
+    // function's; 10 s is also past the claims' lease, so a claim a killed invocation made is taken over.
+    await clients.sqs.send(
+      new SetQueueAttributesCommand({
+        QueueUrl: stack.outputs[OUTPUTS.ingestQueueUrl],
+        Attributes: { VisibilityTimeout: '10' },
+      }),
+    );
     const found = stack.functions.find((f) => f.logicalId.startsWith('InletFunctionsBatcher'));
     if (!found) throw new Error('no batcher in the stack');
     batcher = found;
