@@ -16,11 +16,9 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessDenied } from '../../local/iam/denied.ts';
-import { functionAccess } from '../../local/lambda/access.ts';
-import { ensureLambdaRuntime } from '../../local/lambda/install.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { projectRoot } from '../../local/paths.ts';
-import { LocalRunner } from '../../local/runner.ts';
+import type { LocalRunner } from '../../local/runner.ts';
 import { StepFunctionsExecutor } from '../../local/step-functions/executor.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
@@ -29,9 +27,9 @@ import type { ObjectRef } from '../../shared/model.ts';
 import { OUTPUTS, RETRYABLE_ERRORS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
-import { type FaultProxy, type ProxiedRequest, slowDown, startFaultProxy } from '../support/fault-proxy.ts';
-import { deployedRoles } from '../support/iam.ts';
+import { type FaultProxy, type ProxiedRequest, slowDown } from '../support/fault-proxy.ts';
 import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
+import { startTestRunner, type TestRunner } from '../support/local-runner.ts';
 import { type DescribedExecution, errorMessage, historyOf, startAndWait } from '../support/step-functions.ts';
 
 const target = testTarget();
@@ -55,7 +53,8 @@ describe.skipIf(target.kind !== 'emulator')(
     let runner: LocalRunner;
     let bucket: string;
     let queueUrl: string;
-    let iam: Awaited<ReturnType<typeof deployedRoles>>;
+    let local: TestRunner;
+    let iam: TestRunner['iam'];
     /** Between the backfill function's process and AWS: what a test makes AWS answer it. */
     let faults: FaultProxy;
 
@@ -193,27 +192,18 @@ describe.skipIf(target.kind !== 'emulator')(
       });
       bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
       queueUrl = stack.outputs[OUTPUTS.ingestQueueUrl] ?? '';
-      // Checked every 100 ms: most tests here wait for a few dozen files, done well within a second.
-      iam = await deployedRoles(stack.stackName, stack.iam);
-      faults = await startFaultProxy(iam?.endpoint ?? endpoint);
-      const asRole = functionAccess(endpoint, iam);
-      runner = new LocalRunner({
+      // The backfill function calls AWS (as its role) through the fault proxy.
+      local = await startTestRunner(stack, {
         clients,
-        stack,
-        runtime: await ensureLambdaRuntime(),
         endpoint,
         region,
-        quietCheckMs: 100,
-        ...(iam ? { iam } : {}),
-        // The backfill function calls AWS (as its role) through the fault proxy.
-        access: (fn) => (fn.role === 'Backfill' ? { ...asRole(fn), endpoint: faults.endpoint } : asRole(fn)),
+        faulty: (fn) => fn.role === 'Backfill',
       });
-      runner.start();
+      ({ runner, faults, iam } = local);
     }, 180_000);
 
     afterAll(async () => {
-      await runner?.stop();
-      await faults?.stop();
+      await local?.stop();
     });
 
     /** Sets backfill function environment variables (as an operator would) for the duration of `fn`. */

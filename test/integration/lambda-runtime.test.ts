@@ -10,17 +10,16 @@ import {
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Credentials, IamAccess } from '../../local/iam/client.ts';
-import { functionAccess } from '../../local/lambda/access.ts';
-import { ensureLambdaRuntime } from '../../local/lambda/install.ts';
+import type { Credentials } from '../../local/iam/client.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
-import { LocalRunner } from '../../local/runner.ts';
+import type { LocalRunner } from '../../local/runner.ts';
 import { localTimings } from '../../local/timings.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
-import { type FaultProxy, startFaultProxy } from '../support/fault-proxy.ts';
-import { deployedRoles, iamCheck } from '../support/iam.ts';
+import type { FaultProxy } from '../support/fault-proxy.ts';
+import { iamCheck } from '../support/iam.ts';
 import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
+import { startTestRunner, type TestRunner } from '../support/local-runner.ts';
 
 const target = testTarget();
 // The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
@@ -35,7 +34,8 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
   let batcher: { logicalId: string; functionName: string };
   /** Between the batcher's process and AWS: a slow AWS, for the batcher only. */
   let proxy: FaultProxy;
-  let iam: IamAccess | undefined;
+  let local: TestRunner;
+  let iam: TestRunner['iam'];
   /** Credentials the next batcher execution environment gets instead of its role's (a role with a grant cut). */
   let batcherCredentials: Credentials | undefined;
 
@@ -60,29 +60,20 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
     if (!found) throw new Error('no batcher in the stack');
     batcher = found;
     // Each function calls AWS as its role through the IAM check; the batcher through the slow proxy first.
-    iam = await deployedRoles(stack.stackName, stack.iam);
-    proxy = await startFaultProxy(iam?.endpoint ?? endpoint);
-    const asRole = functionAccess(endpoint, iam);
-    runner = new LocalRunner({
+    const isBatcher = (fn: { logicalId: string }) => fn.logicalId === batcher.logicalId;
+    local = await startTestRunner(stack, {
       clients,
-      stack,
-      runtime: await ensureLambdaRuntime(),
       endpoint,
       region,
-      quietCheckMs: 100,
-      ...(iam ? { iam } : {}),
-      access: (fn) => {
-        if (fn.logicalId !== batcher.logicalId) return asRole(fn);
-        const access = { ...asRole(fn), endpoint: proxy.endpoint };
-        return batcherCredentials ? { ...access, credentials: batcherCredentials } : access;
-      },
+      faulty: isBatcher,
+      credentials: (fn) => (isBatcher(fn) ? batcherCredentials : undefined),
     });
-    runner.start();
+    ({ runner, iam } = local);
+    proxy = local.faults;
   }, 180_000);
 
   afterAll(async () => {
-    await runner?.stop();
-    await proxy?.stop();
+    await local?.stop();
   });
 
   const configuration = () =>
