@@ -8,6 +8,7 @@ import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
 import {
   ContextAttribute,
   Schedule,
@@ -20,11 +21,12 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
 import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
-import type { PipelineConfig } from '../shared/config.ts';
-import { tableKey } from '../shared/ledger/keys.ts';
+import type { PipelineConfig, TableConfig } from '../shared/config.ts';
+import { batchKey, fileKey, tableKey } from '../shared/ledger/keys.ts';
 import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
 import { projectRoot } from '../shared/project-root.ts';
 import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
+import { mayShareKeys, routedKeys } from '../shared/table-overlap.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
@@ -47,7 +49,14 @@ export interface BronzeSinkProps {
 export class BronzeSink extends Construct {
   readonly fn: NodejsFunction;
   readonly queue: Queue;
+  /** The sink queue's redrive DLQ (FIFO, as a FIFO queue's DLQ must be). */
   readonly dlq: Queue;
+  /**
+   * Where the `BatchCommitted` rules put an event they could not deliver to the sink queue. Standard: an
+   * EventBridge rule target's DLQ cannot be FIFO (PutTargets: "SQS FIFO is not supported by Dead Letter
+   * Queues").
+   */
+  readonly eventsDlq: Queue;
   readonly timeout: Duration;
   /** The sink queue's visibility timeout: how long a message whose run failed waits for its retry. */
   readonly retryAfter: Duration;
@@ -64,8 +73,13 @@ export class BronzeSink extends Construct {
     this.timeout = timeout;
     // Six times the function timeout, as Lambda asks of a queue it polls, so a run is never received twice.
     this.retryAfter = Duration.seconds(timeout.toSeconds() * 6);
-    const queueDefaults = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, fifo: true };
+    const encrypted = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
+    const queueDefaults = { ...encrypted, fifo: true };
     this.dlq = new Queue(this, 'SinkDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    // https://docs.aws.amazon.com/eventbridge/latest/userguide/rule-dlq.html: "EventBridge DLQs are standard
+    // Amazon SQS queues". A lost trigger costs at most one nudge period (the schedule below), but it is
+    // still a delivery failure an operator should see.
+    this.eventsDlq = new Queue(this, 'SinkEventsDlq', { ...encrypted, retentionPeriod: Duration.days(14) });
     this.queue = new Queue(this, 'SinkQueue', {
       ...queueDefaults,
       // Events differ in id and time, so this only drops the sink's own repeated nudges; duplicates are harmless.
@@ -105,7 +119,7 @@ export class BronzeSink extends Construct {
           detail: { table: [table.name] },
         },
         // EventBridge takes a fixed group id per target: one rule per table gives each table its own group.
-        targets: [new SqsQueue(this.queue, { messageGroupId: table.name, deadLetterQueue: this.dlq })],
+        targets: [new SqsQueue(this.queue, { messageGroupId: table.name, deadLetterQueue: this.eventsDlq })],
       });
     }
 
@@ -116,7 +130,7 @@ export class BronzeSink extends Construct {
       wildcards.push(...resources.filter((r) => r.endsWith('*')));
       this.fn.addToRolePolicy(new PolicyStatement({ actions, resources, conditions }));
     };
-    // The cursor items only: the sink never touches the protocol's FILE/BATCH/TABLE items.
+    // Written: the cursor items only. The sink never writes the protocol's FILE/BATCH/TABLE items.
     allow(['dynamodb:GetItem', 'dynamodb:PutItem'], [state.ledger.tableArn], {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [sinkCursorKey('*').pk] },
     });
@@ -124,10 +138,27 @@ export class BronzeSink extends Construct {
     allow(['dynamodb:GetItem'], [state.ledger.tableArn], {
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [tableKey('*').pk] },
     });
+    // cleanSource removes a file only once every other table routing it holds it: their claims and batches,
+    // read, of exactly those tables.
+    const sharing = [
+      ...new Set(bronzeTables.flatMap((t) => (t.bronze?.cleanSource ? tablesSharing(t, config) : []))),
+    ];
+    if (sharing.length > 0)
+      allow(['dynamodb:GetItem'], [state.ledger.tableArn], {
+        'ForAllValues:StringLike': {
+          'dynamodb:LeadingKeys': sharing.flatMap((name) => [fileKey(name, '*').pk, batchKey(name, '*').pk]),
+        },
+      });
     allow(
       ['s3:GetObject'],
       bronzeTables.map((t) => state.manifestBucket.arnForObjects(`${t.name}/_manifests/*`)),
     );
+    // Every catch-up ends by reading the manifest after the last one, which does not exist yet: S3 answers a
+    // GET of a missing key with 404 only to a caller that may list the bucket, else 403 (GetObject,
+    // Permissions). Unconditional: AWS does not document which key an `s3:prefix` condition would be matched
+    // against for that check, and a GET carries no prefix parameter (the committer's grant, for the same
+    // reason).
+    allow(['s3:ListBucket'], [state.manifestBucket.bucketArn]);
     const bucketArnOf = (name: string) =>
       Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: name });
     const landingOf = (table: { readonly bucket?: string }) =>
@@ -148,8 +179,9 @@ export class BronzeSink extends Construct {
         ? Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: bucket })
         : state.manifestBucket.bucketArn;
       allow(['s3:GetObject', 's3:PutObject'], [`${bucketArn}/${prefix === '' ? '' : `${prefix}/`}*`]);
-      allow(['s3:ListBucket'], [bucketArn]);
+      if (bronze.location) allow(['s3:ListBucket'], [bucketArn]);
     }
+    this.expireNoncurrentDeltaVersions(state, bronzeTables);
     // cleanSource: delete (and, for move, write the archive) only under the tables that ask for it.
     for (const table of bronzeTables) {
       const clean = table.bronze?.cleanSource;
@@ -179,8 +211,34 @@ export class BronzeSink extends Construct {
     }
     Validations.of(this.dlq).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'It is the dead-letter queue of the sink queue and of its EventBridge rules.',
+      reason: 'It is the dead-letter queue of the sink queue.',
     });
+    Validations.of(this.eventsDlq).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "It is the dead-letter queue of the sink's EventBridge rule targets.",
+    });
+  }
+
+  /**
+   * The manifest bucket is versioned (manifests are the protocol's record), so every object the sink
+   * overwrites or a user VACUUMs under a Delta table kept there (the default location) stays as a billed
+   * noncurrent version. Databricks recommends against versioning Delta buckets, or else a lifecycle rule
+   * keeping versions 7 days or less (https://docs.databricks.com/aws/delta/s3-limitations); Delta readers
+   * never read a noncurrent version (time travel is the log's). Only on a bucket this stack creates: an
+   * imported one, or a `location` elsewhere, is its owner's to configure (docs/deploy.md).
+   */
+  private expireNoncurrentDeltaVersions(state: StatefulResources, tables: PipelineConfig['tables']): void {
+    if (!(state.manifestBucket instanceof Bucket)) return;
+    for (const table of tables) {
+      if (!table.bronze || table.bronze.location) continue;
+      const { prefix } = bronzeLocation(table.name, table.bronze, state.manifestBucket.bucketName);
+      state.manifestBucket.addLifecycleRule({
+        id: `bronze-${table.name}-noncurrent`,
+        prefix: `${prefix}/`,
+        noncurrentVersionExpiration: Duration.days(7),
+        expiredObjectDeleteMarker: true,
+      });
+    }
   }
 
   /** One of the sink's metrics (namespace `Inlet`, `service = inlet-sink`, docs/bronze.md "Metrics"). */
@@ -200,13 +258,18 @@ export class BronzeSink extends Construct {
     return [
       new GraphWidget({
         title: 'Bronze sink: versions, files',
-        left: [m(METRIC.sinkVersions), m(METRIC.sinkDataFiles), m(METRIC.sinkFilesCleaned)],
+        left: [
+          m(METRIC.sinkVersions),
+          m(METRIC.sinkDataFiles),
+          m(METRIC.sinkFilesCleaned),
+          m(METRIC.sinkFilesLeft),
+        ],
         right: [m(METRIC.sinkDataBytes)],
         width: 8,
       }),
       new GraphWidget({
-        title: 'Bronze sink: rows',
-        left: [m(METRIC.sinkRows), m(METRIC.sinkRescued)],
+        title: 'Bronze sink: rows, missing landing files',
+        left: [m(METRIC.sinkRows), m(METRIC.sinkRescued), m(METRIC.sinkSourcesMissing)],
         width: 8,
       }),
       new GraphWidget({
@@ -255,6 +318,13 @@ export class BronzeSink extends Construct {
       });
     }
   }
+}
+
+/** The other live tables that can route `table`'s files (shared/table-overlap.ts, as the config checks). */
+function tablesSharing(table: TableConfig, config: PipelineConfig): string[] {
+  return config.tables
+    .filter((other) => other !== table && other.live && mayShareKeys(routedKeys(table), routedKeys(other)))
+    .map((other) => other.name);
 }
 
 /** A resolved ARN as cdk-nag names it in a finding id: `<Logical.Arn>/x`, `arn:<AWS::Partition>:...`. */

@@ -15,6 +15,7 @@ import { allowAlarmsToPublish, Monitoring } from './monitoring.ts';
 import {
   type EventMode,
   type IngestionPipelineProps,
+  knownBuckets,
   notificationPrefixes,
   toTableConfigs,
   validatePipelineProps,
@@ -52,11 +53,15 @@ export class IngestionPipeline extends Construct {
     const batcherTimeout = props.batcherTimeout ?? Duration.seconds(DEFAULTS.batcherTimeoutSeconds);
     const committerTimeout = props.committerTimeout ?? Duration.seconds(DEFAULTS.committerTimeoutSeconds);
     const lease = props.leaseDuration ?? Duration.seconds(DEFAULTS.leaseSeconds);
-    this.config = parsePipelineConfig({
-      tables: toTableConfigs(props.tables),
-      ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULT_IGNORE_GLOBS)],
-      leaseSeconds: lease.toSeconds(),
-    });
+    this.config = parsePipelineConfig(
+      {
+        tables: toTableConfigs(props.tables),
+        ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULT_IGNORE_GLOBS)],
+        leaseSeconds: lease.toSeconds(),
+      },
+      // The bronze cross-table checks compare bucket names: only names known at synth count.
+      knownBuckets(props),
+    );
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.state = new StatefulResources(this, 'State', {
       landingBucket: props.landingBucket,

@@ -96,6 +96,10 @@ export class Monitoring extends Construct {
       period: Duration.minutes(1),
       statistic: 'Maximum',
     });
+    const sinkEventsDlq = sink?.eventsDlq.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(1),
+      statistic: 'Maximum',
+    });
     const oldest = state.ingestQueue.metricApproximateAgeOfOldestMessage({
       period: Duration.minutes(1),
       statistic: 'Maximum',
@@ -131,6 +135,7 @@ export class Monitoring extends Construct {
               dlqDepth('ingest', ingestDlq).metric,
               dlqDepth('commit', commitDlq).metric,
               ...(sinkDlq ? [dlqDepth('sink', sinkDlq).metric] : []),
+              ...(sinkEventsDlq ? [dlqDepth('sink events', sinkEventsDlq).metric] : []),
             ],
             width: 8,
           }),
@@ -146,7 +151,7 @@ export class Monitoring extends Construct {
               batcher(METRIC.fenced),
               sweeper(METRIC.stalePending),
               sweeper(METRIC.staleBatches),
-              ...(sink ? [sink.metric(METRIC.sinkErrors)] : []),
+              ...(sink ? [sink.metric(METRIC.sinkErrors), sink.metric(METRIC.sinkCleanErrors)] : []),
             ],
             width: 24,
           }),
@@ -258,7 +263,7 @@ export class Monitoring extends Construct {
       1,
       'A sealed batch waited longer than the sweep interval for its commit.',
     );
-    if (sink && sinkDlq) this.sinkAlarms(sink, sinkDlq, props.maxMessageAge);
+    if (sink && sinkDlq && sinkEventsDlq) this.sinkAlarms(sink, sinkDlq, sinkEventsDlq, props.maxMessageAge);
     if (props.reconcile) {
       this.alarm(
         'ReconcileFoundMissing',
@@ -290,12 +295,18 @@ export class Monitoring extends Construct {
   }
 
   /** The bronze sink's: its DLQ, its queue's age past a failed run's retry, and its lag. */
-  private sinkAlarms(sink: BronzeSink, dlq: IMetric, maxMessageAge: Duration): void {
+  private sinkAlarms(sink: BronzeSink, dlq: IMetric, eventsDlq: IMetric, maxMessageAge: Duration): void {
     this.alarm(
       'SinkDlqNotEmpty',
       dlq,
       1,
       'Bronze sink messages dead-lettered: a Delta table has stopped (failOnNewColumns, a foreign commit; see the sink logs).',
+    );
+    this.alarm(
+      'SinkEventsDlqNotEmpty',
+      eventsDlq,
+      1,
+      "EventBridge could not deliver a BatchCommitted event to the sink queue: that table's Delta version waits for the next commit or its nudge schedule (nudgeEveryMinutes; with the schedule off, until the next commit).",
     );
     // A run whose message fails is retried after the queue's visibility timeout (six sink timeouts), and the
     // retry may itself run a whole timeout: one failure ages the oldest message to at most their sum. Held 5
@@ -307,6 +318,16 @@ export class Monitoring extends Construct {
       Math.max(maxMessageAge.toSeconds(), sink.retryAfter.toSeconds() + sink.timeout.toSeconds()),
       "A bronze table's sink messages wait past a failed run's retry: its FIFO group keeps failing or the sink is not consuming (see SinkErrors and the sink logs).",
       5,
+    );
+    // A clean that fails is retried by the next run (each commit, and the nudge schedule every 15 minutes by
+    // default): failing in every quarter hour for an hour is a setting to fix (a denied delete, Object Lock,
+    // KMS, a missing moveTo bucket), not a passing error. The files stay; nothing else is affected.
+    this.alarm(
+      'SinkCleanFailing',
+      sink.metric(METRIC.sinkCleanErrors, 'Sum', Duration.minutes(15)),
+      1,
+      "cleanSource has failed in every quarter hour for an hour (SinkCleanErrors): landing files are not being deleted or moved. The sink's log says why ('cleanSource failed'): a denied delete, Object Lock, a KMS key, a missing moveTo bucket.",
+      4,
     );
     // A run only reports versions behind when it used its whole time budget and stopped short (a run that
     // catches up reports 0). Some run stopping short in each quarter hour for an hour means the sink has been

@@ -216,9 +216,20 @@ export function notificationPrefixes(tables: readonly { readonly prefix?: string
   return prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => p.startsWith(q)));
 }
 
-/** Key prefixes Inlet writes into the manifest bucket (shared/manifest.ts). */
-function writtenPrefixes(table: string): string[] {
-  return ['_staging/', `${table}/_manifests/`];
+/** Key prefixes Inlet writes into the manifest bucket (shared/manifest.ts), a bronze table's default root too. */
+function writtenPrefixes(table: InletTableProps): string[] {
+  const bronze = table.bronze && !table.bronze.location ? [`${table.name}/_bronze/`] : [];
+  return ['_staging/', `${table.name}/_manifests/`, ...bronze];
+}
+
+/** The landing and manifest bucket names known at synth (imported by name), for the config's bronze checks. */
+export function knownBuckets(props: IngestionPipelineProps): {
+  landingBucket?: string;
+  manifestBucket?: string;
+} {
+  const name = (bucket: IBucket | undefined) =>
+    bucket && !Token.isUnresolved(bucket.bucketName) ? bucket.bucketName : undefined;
+  return { landingBucket: name(props.landingBucket), manifestBucket: name(props.manifestBucket) };
 }
 
 const overlaps = (a: string, b: string) => a.startsWith(b) || b.startsWith(a);
@@ -234,7 +245,7 @@ function bucketProblems(props: IngestionPipelineProps): string[] {
   const problems: string[] = [];
   if (sameBucket(props.landingBucket, props.manifestBucket)) {
     // A table that sees Inlet's own staged lists or manifests ingests them, writes more, and loops forever.
-    const written = props.tables.flatMap((t) => writtenPrefixes(t.name));
+    const written = props.tables.flatMap((t) => writtenPrefixes(t));
     for (const table of props.tables) {
       const prefix = table.prefix ?? '';
       const hit = written.find((w) => overlaps(prefix, w));

@@ -1,5 +1,6 @@
 import { keyTimeSchema } from './backfill/key-time.ts';
-import { bronzeConfigSchema, parseS3Url } from './bronze/config.ts';
+import { bronzeConfigSchema } from './bronze/config.ts';
+import { bronzeProblems, type KnownBuckets } from './bronze/config-checks.ts';
 import { DEFAULTS } from './defaults.ts';
 import { ConfigError } from './errors.ts';
 import * as z from './zod.ts';
@@ -63,8 +64,11 @@ export function tableProblems(table: TableConfig): string[] {
   return [];
 }
 
-/** Validates a configuration, reporting every problem at once. */
-export function parsePipelineConfig(input: unknown): PipelineConfig {
+/**
+ * Validates a configuration, reporting every problem at once. `buckets` names the landing and manifest
+ * buckets where they are known (synth, for imported buckets): the cross-table bronze checks use them.
+ */
+export function parsePipelineConfig(input: unknown, buckets: KnownBuckets = {}): PipelineConfig {
   const result = pipelineConfigSchema.safeParse(input);
   const problems: string[] = result.success ? [] : issueLines(result.error);
   if (result.success) {
@@ -73,16 +77,8 @@ export function parsePipelineConfig(input: unknown): PipelineConfig {
       if (seen.has(table.name)) problems.push(`tables: duplicate table name '${table.name}'`);
       seen.add(table.name);
       for (const problem of tableProblems(table)) problems.push(`tables: ${table.name}.${problem}`);
-      // A file moved back under the table's own prefix would arrive as a new file and be ingested again.
-      const moveTo = table.bronze?.cleanSource?.moveTo;
-      if (moveTo) {
-        const to = parseS3Url(moveTo);
-        if ((!table.bucket || table.bucket === to.bucket) && `${to.prefix}/`.startsWith(table.prefix))
-          problems.push(
-            `tables: ${table.name}.bronze.cleanSource.moveTo: ${moveTo} is under the table's own prefix '${table.prefix}'; moved files would be ingested again`,
-          );
-      }
     }
+    for (const problem of bronzeProblems(result.data.tables, buckets)) problems.push(`tables: ${problem}`);
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return result.data;

@@ -47,6 +47,15 @@ export const METRIC = {
   sinkDataBytes: 'SinkDataBytesWritten',
   /** cleanSource: landing files deleted or moved (a file over 5 GB too: it is copied in parts). */
   sinkFilesCleaned: 'SinkSourceFilesCleaned',
+  /** Landing files a committed version could not read (each logged at WARN with the file and the reason). */
+  sinkSourcesMissing: 'SinkSourcesMissing',
+  /**
+   * cleanSource: landing files left in place for good, never deleted, because the key holds another write
+   * than the one the table read (a rewrite since); each also logged at WARN with the file and the reason.
+   */
+  sinkFilesLeft: 'SinkSourceFilesLeft',
+  /** cleanSource runs that stopped on an error (retried by the next run; the Delta writes are not affected). */
+  sinkCleanErrors: 'SinkCleanErrors',
   /** Committed manifest versions not yet in the Delta table after a run (0 when it caught up). */
   sinkBehind: 'SinkVersionsBehind',
   /** Sink runs that failed (the message is retried, then dead-lettered). */

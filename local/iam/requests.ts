@@ -152,13 +152,22 @@ function mapS3(r: AwsHttpRequest): MappedRequest {
     return one('s3:CompleteMultipartUpload', 's3:PutObject', objectArn);
   if (r.method === 'DELETE' && q.has('uploadId'))
     return one('s3:AbortMultipartUpload', 's3:AbortMultipartUpload', objectArn);
-  if (r.method === 'DELETE' && [...q.keys()].every((k) => ['versionId', 'x-id'].includes(k)))
-    return one(
+  if (r.method === 'DELETE' && [...q.keys()].every((k) => ['versionId', 'x-id'].includes(k))) {
+    const deletion = one(
       's3:DeleteObject',
       versionId ? 's3:DeleteObjectVersion' : 's3:DeleteObject',
       objectArn,
       versioned,
     );
+    // "Conditional deletes with a specific ETag value require both s3:DeleteObject and s3:GetObject
+    // permissions" (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-delete-enforce.html).
+    const ifMatch = header(r, 'if-match');
+    if (ifMatch === undefined || ifMatch === '*') return deletion;
+    return {
+      ...deletion,
+      authz: [...deletion.authz, { action: 's3:GetObject', resource: objectArn, context: {} }],
+    };
+  }
   throw new UnmappedRequestError(`S3 object request ${r.method} ${r.url}`);
 }
 

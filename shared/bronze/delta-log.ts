@@ -35,6 +35,11 @@ export interface CommitInput {
   readonly files: ReadonlyArray<Omit<DataFile, 'bytes'> & { readonly size: number }>;
   /** Landing files of the version that no longer exist (nothing to read), for the record. */
   readonly missingSources: readonly string[];
+  /**
+   * Landing files read at another write than the manifest names (path identity, rewritten since the
+   * event): cleanSource leaves them (shared/bronze/version-reads.ts). Written only when there are some.
+   */
+  readonly rewrittenSources?: readonly string[];
   /** epoch ms; the manifest's commit time, so a replay writes the same commit. */
   readonly timestamp: number;
   /** The protocol this commit sets (table-features.ts); version 0 without one gets reader 1 / writer 2. */
@@ -64,6 +69,7 @@ export function buildCommit(input: CommitInput): string {
           batchIds: input.batchIds,
           rescuedRows: rescued,
           missingSources: input.missingSources,
+          ...(input.rewrittenSources?.length ? { rewrittenSources: input.rewrittenSources } : {}),
         },
       },
     },

@@ -2,15 +2,52 @@ import type { ObjectRef } from '../model.ts';
 import type { PutIfAbsentResult } from '../storage/batch-store.ts';
 import type { TableSchema } from './schema.ts';
 
-/** Landing files, streamed. */
+/**
+ * Which write of a landing key a table reads (docs/bronze.md, "Which write the sink reads"):
+ * - `write` (allowOverwrites): exactly the write the manifest names, by its version id, else by its ETag
+ *   (`If-Match`). Another write at the key is another file (its own identity, its own version), so finding
+ *   one means the named write is gone: `missing`, never someone else's bytes.
+ * - `path` (the default): the file at that path, as Auto Loader reads it. The manifest's version when it
+ *   names one and it still exists, else what the key holds now; a rewrite since the event is the same file.
+ */
+export type ReadIdentity = 'write' | 'path';
+
+/**
+ * Why a landing file the manifest names was not read. The sink records the file in the version's commit,
+ * logs and counts it; cleanSource never removes it.
+ * - `deleted`: no object at the key (404 NoSuchKey): deleted after its event.
+ * - `version-gone`: the manifest's object version no longer exists (404 NoSuchVersion): deleted, or
+ *   expired by a lifecycle rule (`write` only; a `path` read falls back to the key's current object).
+ * - `overwritten`: the key holds another write than the manifest's (`If-Match` answered 412; `write` only).
+ */
+export type MissingReason = 'deleted' | 'version-gone' | 'overwritten';
+
+export type SourceRead<T> =
+  | {
+      readonly kind: 'found';
+      readonly body: T;
+      /**
+       * Exactly the write that was read, to read it again (`open(pinned, 'write')`): its version id when S3
+       * gave one, else its ETag. A second read of a rewritten key then misses instead of mixing writes.
+       */
+      readonly pinned: ObjectRef;
+      /**
+       * Whether this is the write the manifest names. False only for `path` reads of a key rewritten since
+       * its event (its ETag differs, or its version is gone): the commit must record the file so cleanSource,
+       * which removes only the write the manifest names, leaves it in place.
+       */
+      readonly asNamed: boolean;
+    }
+  | { readonly kind: 'missing'; readonly reason: MissingReason; readonly detail: string };
+
+/**
+ * Landing files, streamed. A missing bucket (or any other error) is thrown, classified: only the reasons
+ * above are "missing".
+ */
 export interface SourceObjects {
-  /** The object's bytes, or undefined when it no longer exists (deleted after its event). */
-  open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined>;
-  /**
-   * Ranged reads of the object (Parquet keeps its schema in a footer at the end), or undefined when it no
-   * longer exists. Shaped as hyparquet's `AsyncBuffer`.
-   */
-  openRandom(ref: ObjectRef): Promise<RandomAccessObject | undefined>;
+  open(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<AsyncIterable<Uint8Array>>>;
+  /** Ranged reads of the object (Parquet keeps its schema in a footer), shaped as hyparquet's `AsyncBuffer`. */
+  openRandom(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<RandomAccessObject>>;
 }
 
 export interface RandomAccessObject {
@@ -52,15 +89,54 @@ export interface SinkCursorStore {
   advanceCleaned(table: string, from: number, to: number): Promise<boolean>;
 }
 
-/** cleanSource's S3 calls on landing files. Both are safe to repeat. */
+/**
+ * What cleanSource did with one landing file:
+ * - `removed`: deleted, or moved (copied, then deleted).
+ * - `gone`: nothing to do, the write is not there (an earlier attempt removed it, or someone else did).
+ * - `left`: the key holds another write than the one named (412 on the conditional delete or copy): left in
+ *   place, never deleted; the caller counts it.
+ */
+export type CleanOutcome =
+  | { readonly kind: 'removed' }
+  | { readonly kind: 'gone' }
+  | { readonly kind: 'left'; readonly reason: string };
+
+/**
+ * cleanSource's S3 calls on landing files, each conditional on the write the manifest names: its version
+ * id when it has one, else `If-Match` on its ETag (S3 conditional deletes,
+ * https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html). Both are safe to repeat.
+ * A missing bucket (the landing one, or `moveTo`'s) is an error, never "gone".
+ */
 export interface LandingCleaner {
-  /** Deletes the object (its version, when the manifest names one); an absent object is already done. */
-  remove(ref: ObjectRef): Promise<void>;
+  remove(ref: ObjectRef): Promise<CleanOutcome>;
   /**
-   * Copies the object to `<to.prefix>/<key>` in `to.bucket` (in parts when it is over 5 GB), then removes
-   * it, only once the copy is complete. A source already gone is done (a crash after the delete).
+   * Copies the write to `archiveKey(...)` under `to` (in parts when it is over 5 GB), then removes it, only
+   * once the copy is complete.
    */
-  move(ref: ObjectRef, to: { readonly bucket: string; readonly prefix: string }): Promise<'moved' | 'gone'>;
+  move(ref: ObjectRef, to: ArchiveTarget): Promise<CleanOutcome>;
+}
+
+/** Where `move` archives a write: the destination bucket and prefix, and whether writes need their own names. */
+export interface ArchiveTarget {
+  readonly bucket: string;
+  readonly prefix: string;
+  /**
+   * The table's files are writes (allowOverwrites): two writes of one key get two archive keys, so one
+   * never overwrites the other in an unversioned archive.
+   */
+  readonly perWrite: boolean;
+}
+
+/**
+ * Where another table stands on a landing file (cleanSource's check that every table routing a file has
+ * it, docs/bronze.md "cleanSource with several tables").
+ */
+export interface FileClaims {
+  /**
+   * The manifest version of `table` that holds the file with this identity, or undefined while no
+   * committed batch of the table holds it (not claimed yet, or its batch not committed).
+   */
+  committedVersion(table: string, identity: string): Promise<number | undefined>;
 }
 
 /** How far the table's manifests go: the sink's lag is measured against it. */

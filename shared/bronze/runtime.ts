@@ -12,6 +12,7 @@ import type { MetricsSink } from '../metrics.ts';
 import { METRICS_NAMESPACE, SERVICE } from '../names.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
 import type { SinkDeps } from '../usecases/sink.ts';
+import { DynamoDbFileClaims } from './dynamodb-file-claims.ts';
 import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
 import { S3DeltaStore } from './s3-delta-store.ts';
 import { S3LandingCleaner } from './s3-landing-cleaner.ts';
@@ -35,10 +36,8 @@ export function sinkRuntimeFromEnv(
   for (const client of [s3, dynamodb, sqs]) trackAttempts(client);
   const manifestBucket = requiredEnv(env, 'INLET_MANIFEST_BUCKET');
   const log: Log = overrides.log ?? powertoolsLog(SERVICE.sink);
-  const cursors = new DynamoDbSinkCursorStore({
-    client: dynamodb,
-    tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
-  });
+  const ledgerTable = requiredEnv(env, 'INLET_LEDGER_TABLE');
+  const cursors = new DynamoDbSinkCursorStore({ client: dynamodb, tableName: ledgerTable });
   return {
     config: configFromEnv(env),
     store: new S3BatchStore({ client: s3, bucket: manifestBucket }),
@@ -47,6 +46,7 @@ export function sinkRuntimeFromEnv(
     cursors,
     heads: cursors,
     cleaner: new S3LandingCleaner(s3),
+    claims: new DynamoDbFileClaims({ client: dynamodb, tableName: ledgerTable }),
     manifestBucket,
     log,
     metrics:

@@ -1,6 +1,7 @@
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
+  GetObjectCommand,
   GetObjectTaggingCommand,
   HeadObjectCommand,
   type HeadObjectCommandOutput,
@@ -8,8 +9,10 @@ import {
 } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
 import type { ObjectRef } from '../model.ts';
+import { archiveKey } from './archive-key.ts';
 import { MIN_PART_BYTES } from './copy-plan.ts';
-import type { LandingCleaner } from './ports.ts';
+import { absenceOf, quotedETag, versionOf } from './landing-write.ts';
+import type { ArchiveTarget, CleanOutcome, LandingCleaner } from './ports.ts';
 import { type MultipartCopyOptions, multipartCopy, tagSetHeader } from './s3-multipart-copy.ts';
 
 /** CopyObject copies up to 5 GB in one request; bigger objects take a multipart copy. */
@@ -24,11 +27,6 @@ export interface LandingCleanerOptions extends MultipartCopyOptions {
   readonly singleCopyMaxBytes?: number;
 }
 
-const isMissing = (error: unknown) => {
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e.name === 'NoSuchKey' || e.name === 'NoSuchVersion' || e.$metadata?.httpStatusCode === 404;
-};
-
 /**
  * CopyObject of a source over 5 GB: 400 `InvalidRequest`, "The specified copy source is larger than the maximum
  * allowable size for a copy source: 5368709120" (as captured from S3 in rclone/rclone#2375 and
@@ -40,11 +38,24 @@ const isCopySourceTooLarge = (error: unknown) => {
 };
 
 /** S3 URL-encodes nothing for us in `CopySource`: each key segment is percent-encoded, `/` kept. */
-const copySource = (ref: ObjectRef) =>
-  `${ref.bucket}/${ref.key.split('/').map(encodeURIComponent).join('/')}${
-    ref.versionId ? `?versionId=${encodeURIComponent(ref.versionId)}` : ''
+const copySource = (ref: ObjectRef) => {
+  const version = versionOf(ref);
+  return `${ref.bucket}/${ref.key.split('/').map(encodeURIComponent).join('/')}${
+    version ? `?versionId=${encodeURIComponent(version)}` : ''
   }`;
+};
 
+const REMOVED: CleanOutcome = { kind: 'removed' };
+const GONE: CleanOutcome = { kind: 'gone' };
+const left = (reason: string): CleanOutcome => ({ kind: 'left', reason });
+const REWRITTEN = 'the key holds another write than the one the table read (412 on If-Match)';
+
+/**
+ * cleanSource on S3, every call naming the write the manifest names (docs/bronze.md, "cleanSource"): its
+ * version id when it has one (that version, and only it, is deleted or copied), else `If-Match` /
+ * `x-amz-copy-source-if-match` on its ETag, so a rewrite of the key since the sink read it is left in
+ * place (412) instead of destroyed. A missing bucket, landing or archive, is an error, never "gone".
+ */
 export class S3LandingCleaner implements LandingCleaner {
   private readonly singleCopyMaxBytes: number;
 
@@ -57,65 +68,93 @@ export class S3LandingCleaner implements LandingCleaner {
       throw new RangeError(`singleCopyMaxBytes must be ${MIN_PART_BYTES} to ${MAX_SINGLE_COPY_BYTES}`);
   }
 
-  async remove(ref: ObjectRef): Promise<void> {
+  /**
+   * DeleteObject of that version (it alone, for good), or of the key if its ETag still is the manifest's:
+   * S3 conditional deletes, which need s3:GetObject besides s3:DeleteObject and answer 412 when the ETag
+   * differs, 404 when the key is absent
+   * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html).
+   */
+  async remove(ref: ObjectRef): Promise<CleanOutcome> {
+    const VersionId = versionOf(ref) ?? undefined;
+    const IfMatch = VersionId ? undefined : quotedETag(ref.eTag);
+    if (!VersionId && !IfMatch) return left('the manifest names neither a version nor an ETag');
     try {
-      // DeleteObject of an absent key succeeds (204), so a repeat after a crash is harmless.
       await this.client.send(
-        new DeleteObjectCommand({ Bucket: ref.bucket, Key: ref.key, VersionId: ref.versionId ?? undefined }),
+        new DeleteObjectCommand({ Bucket: ref.bucket, Key: ref.key, VersionId, IfMatch }),
       );
+      return REMOVED;
     } catch (error) {
-      if (isMissing(error)) return;
+      const absence = absenceOf(error);
+      if (absence === 'precondition-failed') return left(REWRITTEN);
+      if (absence === 'no-such-key' || absence === 'no-such-version') return GONE;
       throw classifyAwsError('clean landing file', error);
     }
   }
 
-  async move(
-    ref: ObjectRef,
-    to: { readonly bucket: string; readonly prefix: string },
-  ): Promise<'moved' | 'gone'> {
-    const dest = { bucket: to.bucket, key: to.prefix === '' ? ref.key : `${to.prefix}/${ref.key}` };
+  async move(ref: ObjectRef, to: ArchiveTarget): Promise<CleanOutcome> {
+    const dest = { bucket: to.bucket, key: archiveKey(ref, to) };
+    if (!versionOf(ref) && !quotedETag(ref.eTag))
+      return left('the manifest names neither a version nor an ETag');
+    let copied: CleanOutcome | 'copied';
     try {
-      const copied =
+      copied =
         ref.size > this.singleCopyMaxBytes
           ? await this.copyInParts(ref, dest)
           : await this.copyWhole(ref, dest);
-      if (copied === 'gone') return 'gone';
     } catch (error) {
+      const absence = absenceOf(error);
+      if (absence === 'precondition-failed') return left(REWRITTEN);
       // Gone already: a crash after the delete of an earlier attempt (or someone else removed it).
-      if (isMissing(error)) return 'gone';
+      if (absence === 'no-such-key' || absence === 'no-such-version') return GONE;
       throw classifyAwsError('archive landing file', error);
     }
-    // Only once the copy is complete at the destination: a crash before this line copies again.
-    await this.remove(ref);
-    return 'moved';
+    if (copied !== 'copied') return copied;
+    // Only once the copy is complete at the destination: a crash before this line copies again. A rewrite
+    // between the copy and here is left (412): the archive has the write the table read, the key the new one.
+    const removed = await this.remove(ref);
+    return removed.kind === 'gone' ? REMOVED : removed;
   }
 
-  private async copyWhole(ref: ObjectRef, to: { bucket: string; key: string }): Promise<'copied' | 'gone'> {
+  /** The write the manifest names, whole: by version in `CopySource`, else `CopySourceIfMatch` on its ETag. */
+  private async copyWhole(
+    ref: ObjectRef,
+    to: { bucket: string; key: string },
+  ): Promise<CleanOutcome | 'copied'> {
     try {
       await this.client.send(
-        new CopyObjectCommand({ Bucket: to.bucket, Key: to.key, CopySource: copySource(ref) }),
+        new CopyObjectCommand({
+          Bucket: to.bucket,
+          Key: to.key,
+          CopySource: copySource(ref),
+          CopySourceIfMatch: versionOf(ref) ? undefined : quotedETag(ref.eTag),
+        }),
       );
       return 'copied';
     } catch (error) {
-      // Rewritten over 5 GB since its event: S3 refuses the one-request copy, so copy what is there in parts.
+      // Rewritten over 5 GB since its event: S3 refuses the one-request copy; in parts, still only that write.
       if (!isCopySourceTooLarge(error)) throw error;
       return this.copyInParts(ref, to);
     }
   }
 
-  private async copyInParts(ref: ObjectRef, to: { bucket: string; key: string }): Promise<'copied' | 'gone'> {
-    // The size and ETag of what is there now: the ranges must fit it, and every part must come from it.
+  private async copyInParts(
+    ref: ObjectRef,
+    to: { bucket: string; key: string },
+  ): Promise<CleanOutcome | 'copied'> {
+    // The size and headers of the write the manifest names (HeadObject conditional on it as the copy is).
     const head = await this.head(ref);
-    if (!head) return 'gone';
+    if (head === 'gone') return GONE;
+    if (head === 'rewritten') return left(REWRITTEN);
     const source = copySource(ref);
+    const ifMatch = versionOf(ref) ? undefined : quotedETag(ref.eTag);
     if ((head.ContentLength ?? 0) <= this.singleCopyMaxBytes) {
-      // Rewritten smaller since its event: one request, still only from the bytes the head saw.
+      // Smaller than the manifest said (or the threshold): one request, still only from that write.
       await this.client.send(
         new CopyObjectCommand({
           Bucket: to.bucket,
           Key: to.key,
           CopySource: source,
-          CopySourceIfMatch: ref.versionId ? undefined : head.ETag,
+          CopySourceIfMatch: ifMatch,
         }),
       );
       return 'copied';
@@ -127,12 +166,12 @@ export class S3LandingCleaner implements LandingCleaner {
         new GetObjectTaggingCommand({
           Bucket: ref.bucket,
           Key: ref.key,
-          VersionId: ref.versionId ?? undefined,
+          VersionId: versionOf(ref) ?? undefined,
         }),
       );
       await multipartCopy(
         this.client,
-        { copySource: source, versionId: ref.versionId, head, tagging: tagSetHeader(TagSet) },
+        { copySource: source, versionId: versionOf(ref), head, tagging: tagSetHeader(TagSet) },
         to,
         this.options,
       );
@@ -140,19 +179,43 @@ export class S3LandingCleaner implements LandingCleaner {
     } catch (error) {
       // A 404 mid-copy is the source moved by another run, or the upload itself gone (NoSuchUpload, also
       // 404): only the first is done, so look again rather than guess from the error.
-      if (isMissing(error) && !(await this.head(ref))) return 'gone';
-      throw classifyAwsError('archive landing file', error);
+      const absence = absenceOf(error);
+      if (
+        (absence === 'no-such-key' || absence === 'no-such-version' || absence === 'unknown-404') &&
+        (await this.head(ref)) === 'gone'
+      )
+        return GONE;
+      throw error;
     }
   }
 
-  private async head(ref: ObjectRef): Promise<HeadObjectCommandOutput | undefined> {
+  /**
+   * HeadObject of the named write: `gone` when it is not there, `rewritten` when the key holds another. A
+   * HEAD's 404 has no code, so a one-byte GET tells a missing key from a missing bucket (an error).
+   */
+  private async head(ref: ObjectRef): Promise<HeadObjectCommandOutput | 'gone' | 'rewritten'> {
+    const named = {
+      Bucket: ref.bucket,
+      Key: ref.key,
+      VersionId: versionOf(ref) ?? undefined,
+      IfMatch: versionOf(ref) ? undefined : quotedETag(ref.eTag),
+    };
     try {
-      return await this.client.send(
-        new HeadObjectCommand({ Bucket: ref.bucket, Key: ref.key, VersionId: ref.versionId ?? undefined }),
-      );
+      return await this.client.send(new HeadObjectCommand(named));
     } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw error;
+      let absence = absenceOf(error);
+      let cause = error;
+      if (absence === 'unknown-404') {
+        try {
+          await this.client.send(new GetObjectCommand({ ...named, Range: 'bytes=0-0' }));
+        } catch (again) {
+          absence = absenceOf(again);
+          cause = again;
+        }
+      }
+      if (absence === 'no-such-key' || absence === 'no-such-version') return 'gone';
+      if (absence === 'precondition-failed') return 'rewritten';
+      throw cause;
     }
   }
 }

@@ -1,3 +1,4 @@
+import { InletError } from '../errors.ts';
 import type { Manifest } from '../manifest.ts';
 import type { ObjectRef } from '../model.ts';
 import type { BronzeConfig } from './config.ts';
@@ -6,7 +7,7 @@ import { DeltaCommitConflictError, NewColumnsError } from './errors.ts';
 import { corruptRow, RecordFitter } from './fit-record.ts';
 import { type DataFile, ParquetSplitter } from './parquet-file.ts';
 import { parquetRecords } from './parquet-records.ts';
-import type { DeltaStore, SourceObjects } from './ports.ts';
+import type { DeltaStore, MissingReason, ReadIdentity, SourceObjects, SourceRead } from './ports.ts';
 import { readRecords, type SourceRecord } from './records.ts';
 import { decideSchema, type TableSchema } from './schema.ts';
 import { SchemaObserver } from './schema-observer.ts';
@@ -20,6 +21,8 @@ export interface WriteVersionInput {
   readonly manifest: Manifest;
   /** The table's schema before this version; undefined before the first. */
   readonly schema: TableSchema | undefined;
+  /** Which write of each landing key to read: `write` for allowOverwrites tables. Default `path`. */
+  readonly identity?: ReadIdentity;
   /** Rows per row group; tests make it small to exercise splitting. */
   readonly rowGroupRows?: number;
 }
@@ -33,22 +36,28 @@ export interface WriteVersionResult {
   readonly files: number;
   /** Bytes of the data files the commit adds. */
   readonly bytes: number;
+  /**
+   * Landing files this call could not read, and why (`MissingReason`); the commit records their URLs. Empty
+   * for a commit found already written: the run that wrote it reported them.
+   */
+  readonly missing: ReadonlyArray<{ readonly url: string; readonly reason: MissingReason }>;
 }
 
 const sourceUrl = (ref: ObjectRef) => `s3://${ref.bucket}/${ref.key}`;
 
-/** A landing file's records, or undefined when it no longer exists. */
+/** A landing file's records (or why it was not read), reading the write `identity` names. */
 async function openRecords(
   sources: SourceObjects,
   format: BronzeConfig['format'],
   ref: ObjectRef,
-): Promise<AsyncIterable<SourceRecord> | undefined> {
+  identity: ReadIdentity,
+): Promise<SourceRead<AsyncIterable<SourceRecord>>> {
   if (format === 'parquet') {
-    const file = await sources.openRandom(ref);
-    return file && parquetRecords(file);
+    const file = await sources.openRandom(ref, identity);
+    return file.kind === 'found' ? { ...file, body: parquetRecords(file.body) } : file;
   }
-  const body = await sources.open(ref);
-  return body && readRecords(format, body);
+  const body = await sources.open(ref, identity);
+  return body.kind === 'found' ? { ...body, body: readRecords(format, body.body) } : body;
 }
 
 /**
@@ -67,14 +76,20 @@ export async function writeVersion(
   if (existing !== undefined) return fromExisting(input, deltaVersion, existing);
 
   const observer = new SchemaObserver(config.format);
-  const missing: string[] = [];
+  const missing = new Map<string, MissingReason>();
+  // Pass 2 reads exactly the write pass 1 read (by its version, else its ETag), and the commit names the
+  // files read at another write than the manifest's, which cleanSource then leaves in place.
+  const pinned = new Map<ObjectRef, ObjectRef>();
+  const rewritten: string[] = [];
   for (const ref of manifest.files) {
-    const records = await openRecords(deps.sources, config.format, ref);
-    if (!records) {
-      missing.push(sourceUrl(ref));
+    const read = await openRecords(deps.sources, config.format, ref, input.identity ?? 'path');
+    if (read.kind === 'missing') {
+      missing.set(sourceUrl(ref), read.reason);
       continue;
     }
-    for await (const record of records) {
+    pinned.set(ref, read.pinned);
+    if (!read.asNamed) rewritten.push(sourceUrl(ref));
+    for await (const record of read.body) {
       if (record.kind === 'row') observer.observe(record.values);
       else if (record.kind === 'columns') observer.declare(record.columns);
     }
@@ -94,17 +109,18 @@ export async function writeVersion(
     },
   });
   const fitter = new RecordFitter(decision.schema, config.evolution, config.format);
-  const skipped = new Set(missing);
   for (const ref of manifest.files) {
-    if (skipped.has(sourceUrl(ref))) continue;
-    const records = await openRecords(deps.sources, config.format, ref);
-    // Deleted between the passes: its rows were never written, so the version stays consistent.
-    if (!records) {
-      missing.push(sourceUrl(ref));
-      continue;
-    }
+    const again = pinned.get(ref);
+    if (!again) continue;
+    const read = await openRecords(deps.sources, config.format, again, 'write');
+    // Rewritten or deleted between the passes: the schema was decided on other bytes. Retried whole.
+    if (read.kind === 'missing')
+      throw new InletError(
+        `landing file ${sourceUrl(ref)} changed while version ${manifest.version} was written (${read.reason}); retried`,
+        { retryable: true },
+      );
     const file = sourceUrl(ref);
-    for await (const record of records) {
+    for await (const record of read.body) {
       if (record.kind === 'columns') continue;
       await splitter.add(
         record.kind === 'row'
@@ -123,7 +139,8 @@ export async function writeVersion(
     schema: decision.schema,
     schemaChanged: decision.changed,
     files: written,
-    missingSources: missing,
+    missingSources: [...missing.keys()],
+    rewrittenSources: rewritten,
     timestamp: Date.parse(manifest.committedAt),
     protocol: protocolChange(input.schema, decision.schema),
   });
@@ -140,6 +157,7 @@ export async function writeVersion(
     rescued: written.reduce((sum, f) => sum + f.rescued, 0),
     files: written.length,
     bytes: written.reduce((sum, f) => sum + f.size, 0),
+    missing: [...missing].map(([url, reason]) => ({ url, reason })),
   };
 }
 
@@ -157,5 +175,6 @@ function fromExisting(input: WriteVersionInput, deltaVersion: number, text: stri
     rescued: summary.rescued,
     files: summary.files,
     bytes: summary.bytes,
+    missing: [],
   };
 }

@@ -40,6 +40,9 @@ export function makeSinkHandler(
     m.count(METRIC.sinkDataFiles, outcome.added.dataFiles);
     m.count(METRIC.sinkDataBytes, outcome.added.dataBytes);
     m.count(METRIC.sinkFilesCleaned, outcome.cleanedFiles);
+    m.count(METRIC.sinkSourcesMissing, outcome.added.missingSources);
+    m.count(METRIC.sinkFilesLeft, outcome.cleanLeft ?? 0);
+    m.count(METRIC.sinkCleanErrors, outcome.cleanFailed ? 1 : 0);
     if (outcome.behind !== undefined) m.count(METRIC.sinkBehind, outcome.behind);
   };
   return async (event, context) => {

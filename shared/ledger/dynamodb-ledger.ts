@@ -55,6 +55,9 @@ export interface DynamoDbLedgerOptions {
 
 type Item = Record<string, unknown>;
 
+/** Pages of the `sealed` index one group-commit Query reads at most (each of 2x the group's batch limit). */
+export const MAX_SEALED_QUERY_PAGES = 4;
+
 function toBatch(item: Item): BatchRecord {
   return {
     table: item.table as string,
@@ -568,8 +571,11 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
 
   async listSealedForCommit(table: string, limit: number): Promise<BatchRecord[]> {
     const found: BatchRecord[] = [];
-    // The index also holds COMMITTED batches whose C5 is outstanding; they are filtered out here. Pages
-    // are bounded so a long queue of those costs a few pages, never the whole backlog.
+    // The index also holds COMMITTED batches whose C5 is outstanding; they are filtered out here. Both
+    // the page size and the number of pages are bounded, so a long queue of those (an EventBridge outage)
+    // costs every commit a few pages, never the whole backlog: group commit only proposes, and a batch the
+    // pages did not reach commits on its own request.
+    let pages = 0;
     const query = paginateQuery(
       { client: this.doc, pageSize: Math.max(limit, 25) * 2 },
       {
@@ -585,7 +591,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         const batch = toBatch(item);
         if (batch.state === 'SEALED' && found.length < limit) found.push(batch);
       }
-      if (found.length >= limit) break;
+      if (found.length >= limit || ++pages >= MAX_SEALED_QUERY_PAGES) break;
     }
     return found;
   }

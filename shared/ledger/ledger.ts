@@ -99,7 +99,8 @@ export interface Ledger {
   }>;
   /**
    * Group commit: up to `limit` SEALED batches of the table from the `sealed` index, oldest `sealedAt`
-   * first (one Query; the index is eventually consistent, so the reservation re-checks each is SEALED).
+   * first (one Query of a few bounded pages: batches past them are not proposed, and commit on their own
+   * requests; the index is eventually consistent, so the reservation re-checks each is SEALED).
    */
   listSealedForCommit(table: string, limit: number): Promise<BatchRecord[]>;
 }

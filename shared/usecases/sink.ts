@@ -1,8 +1,10 @@
 import { type BronzeConfig, bronzeLocation } from '../bronze/config.ts';
 import type {
   DeltaStore,
+  FileClaims,
   LandingCleaner,
   ManifestHeads,
+  ReadIdentity,
   SinkCursor,
   SinkCursorStore,
   SourceObjects,
@@ -26,6 +28,8 @@ export interface SinkDeps {
   readonly cursors: SinkCursorStore;
   /** Needed only by tables with `cleanSource`. */
   readonly cleaner?: LandingCleaner;
+  /** Needed only by a cleanSource table whose files another table routes too. */
+  readonly claims?: FileClaims;
   readonly manifestBucket: string;
   /** For the lag of a run that stopped short; without it only a caught-up run reports its lag (0). */
   readonly heads?: ManifestHeads;
@@ -47,6 +51,10 @@ export interface SinkOutcome {
   readonly added: Added;
   /** Landing files cleanSource deleted or moved. */
   readonly cleanedFiles: number;
+  /** Landing files cleanSource left in place for good (another write at the key than the table read). */
+  readonly cleanLeft?: number;
+  /** cleanSource stopped on an error this run (logged; retried by the next run). */
+  readonly cleanFailed?: boolean;
   /** Committed manifest versions not in the Delta table when the call returned; undefined if unknown. */
   readonly behind: number | undefined;
 }
@@ -56,6 +64,8 @@ export interface Added {
   readonly rescued: number;
   readonly dataFiles: number;
   readonly dataBytes: number;
+  /** Landing files the versions committed in this call could not read (each logged with its reason). */
+  readonly missingSources: number;
 }
 
 /**
@@ -75,7 +85,7 @@ export class SinkTable {
   /** Writes every committed version past the cursor, until caught up or `deadline` (epoch ms) passes. */
   async catchUp(table: string, deadline: number): Promise<SinkOutcome> {
     const written: number[] = [];
-    const added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0 };
+    const added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0, missingSources: 0 };
     const config = this.bronzeOf(table);
     for (;;) {
       const run = await this.writeFromCursor(table, config, deadline, written, added);
@@ -94,6 +104,8 @@ export class SinkTable {
         added,
         cleaned: clean.versions,
         cleanedFiles: clean.files,
+        cleanLeft: clean.left,
+        cleanFailed: clean.failed,
         // The tail ended at the first absent manifest: nothing committed was left behind.
         behind: 0,
       };
@@ -109,7 +121,7 @@ export class SinkTable {
     config: BronzeConfig,
     deadline: number,
     written: number[],
-    added: { rows: number; rescued: number; dataFiles: number; dataBytes: number },
+    added: { -readonly [K in keyof Added]: Added[K] },
   ): Promise<{ kind: 'caughtUp' | 'stopped'; cursor: SinkCursor } | { kind: 'moved' }> {
     const { deps } = this;
     const { bucket, prefix } = bronzeLocation(table, config, deps.manifestBucket);
@@ -121,7 +133,7 @@ export class SinkTable {
       if (deps.now() >= deadline) return { kind: 'stopped', cursor };
       const result = await writeVersion(
         { sources: deps.sources, delta },
-        { table, location, config, manifest, schema: cursor.schema },
+        { table, location, config, manifest, schema: cursor.schema, identity: this.identityOf(table) },
       );
       // Before the cursor moves: a crash here replays the version, which finds its commit and writes this again.
       if (checkpointDue(result.deltaVersion, config.checkpointInterval)) {
@@ -139,16 +151,36 @@ export class SinkTable {
         deps.log.warn('sink cursor moved under us; re-reading', { table, deltaVersion: result.deltaVersion });
         return { kind: 'moved' };
       }
-      deps.log.info('bronze version written', { table, ...result, schema: undefined, location });
+      deps.log.info('bronze version written', {
+        table,
+        ...result,
+        schema: undefined,
+        missing: result.missing.length,
+        location,
+      });
+      // Rows a version will never have (docs/bronze.md, "Which write the sink reads"): said per file.
+      for (const { url, reason } of result.missing)
+        deps.log.warn('bronze landing file missing', {
+          table,
+          manifestVersion: manifest.version,
+          file: url,
+          reason,
+        });
       // Counted once the cursor moved: what this run added to the table, as the cursor's totals count it.
       written.push(result.deltaVersion);
       added.rows += result.rows;
       added.rescued += result.rescued;
       added.dataFiles += result.files;
       added.dataBytes += result.bytes;
+      added.missingSources += result.missing.length;
       cursor = next;
     }
     return { kind: 'caughtUp', cursor };
+  }
+
+  /** Which write of a landing key the table reads (docs/bronze.md, "Which write the sink reads"). */
+  private identityOf(table: string): ReadIdentity {
+    return this.deps.config.tables.find((t) => t.name === table)?.allowOverwrites ? 'write' : 'path';
   }
 
   /** Versions committed but not yet in the Delta table (manifest version = Delta version + 1). */
@@ -166,14 +198,17 @@ export class SinkTable {
     cursor: SinkCursor,
     deadline: number,
   ): Promise<CleanResult> {
-    if (!config.cleanSource) return { versions: [], files: 0 };
+    if (!config.cleanSource) return { versions: [], files: 0, left: 0, failed: false };
     const { cleaner } = this.deps;
     if (!cleaner)
       throw new InletError(`table ${table} has cleanSource but the sink has no cleaner`, {
         retryable: false,
       });
+    const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
+    const delta = this.deps.deltaAt(bucket, prefix);
     return cleanSource(
-      { ...this.deps, cleaner },
+      // What the sink read of a version is in its commit: manifest version v is Delta version v-1.
+      { ...this.deps, cleaner, commitOf: (version) => delta.getCommit(version - 1) },
       table,
       config.cleanSource,
       cursor.deltaVersion + 1,

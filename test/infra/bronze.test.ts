@@ -105,6 +105,30 @@ describe('bronze sink infra', () => {
     t.resourceCountIs('AWS::Scheduler::ScheduleGroup', 0);
   });
 
+  it('expires noncurrent versions of the Delta tables kept in the versioned manifest bucket after 7 days', () => {
+    // Databricks: no bucket versioning for Delta data, or a lifecycle rule keeping versions 7 days or less
+    // (https://docs.databricks.com/aws/delta/s3-limitations). A rewritten _last_checkpoint, a replayed data
+    // file or a VACUUMed one would otherwise stay billed forever.
+    const t = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json' } },
+      { name: 'clicks', prefix: 'clicks/', bronze: { format: 'csv', location: 's3://lake/clicks' } },
+      { name: 'plain', prefix: 'plain/' },
+    ]);
+    const rules = Object.values(t.findResources('AWS::S3::Bucket')).flatMap(
+      (b) => (b.Properties.LifecycleConfiguration?.Rules ?? []) as Record<string, unknown>[],
+    );
+    const bronze = rules.filter((r) => String(r.Prefix).includes('_bronze'));
+    expect(bronze).toEqual([
+      {
+        Id: 'bronze-orders-noncurrent',
+        Prefix: 'orders/_bronze/',
+        NoncurrentVersionExpiration: { NoncurrentDays: 7 },
+        ExpiredObjectDeleteMarker: true,
+        Status: 'Enabled',
+      },
+    ]);
+  });
+
   it('rejects an invalid bronze config at synth, listing every problem', () => {
     expect(() =>
       template([{ name: 'orders', bronze: { format: 'xml' as 'json', evolution: 'maybe' as 'none' } }]),
@@ -166,6 +190,12 @@ describe('the sink beside the other functions in monitoring', () => {
     );
     expect(dlq).toHaveLength(1);
     expect(dlq[0]).toMatchObject({ Statistic: 'Maximum', Threshold: 1 });
+    // The rules' own DLQ (standard: EventBridge takes no FIFO DLQ), alarmed the same way.
+    const eventsDlq = alarms.filter(
+      (a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && onSink(a, /InletBronzeSinkEventsDlq/),
+    );
+    expect(eventsDlq).toHaveLength(1);
+    expect(eventsDlq[0]).toMatchObject({ Statistic: 'Maximum', Threshold: 1 });
     const age = alarms.filter(
       (a) => a.MetricName === 'ApproximateAgeOfOldestMessage' && onSink(a, /InletBronzeSinkQueue/),
     );
@@ -177,6 +207,19 @@ describe('the sink beside the other functions in monitoring', () => {
       Threshold: 105 * 60,
       EvaluationPeriods: 5,
       DatapointsToAlarm: 5,
+    });
+  });
+
+  it('alarms when cleanSource fails in every quarter hour for an hour', () => {
+    const clean = alarms.filter((a) => a.MetricName === 'SinkCleanErrors');
+    expect(clean).toHaveLength(1);
+    expect(clean[0]).toMatchObject({
+      Namespace: 'Inlet',
+      Statistic: 'Sum',
+      Period: 900,
+      EvaluationPeriods: 4,
+      DatapointsToAlarm: 4,
+      Threshold: 1,
     });
   });
 
@@ -196,6 +239,9 @@ describe('the sink beside the other functions in monitoring', () => {
       'SinkDataFilesWritten',
       'SinkDataBytesWritten',
       'SinkSourceFilesCleaned',
+      'SinkSourceFilesLeft',
+      'SinkCleanErrors',
+      'SinkSourcesMissing',
       'SinkVersionsBehind',
       'SinkErrors',
     ])
@@ -205,6 +251,7 @@ describe('the sink beside the other functions in monitoring', () => {
     expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkErrors service=inlet-sink');
     const dlq = widgets.find((w) => w.title === 'DLQ depth');
     expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkDlq/.test(m))).toBe(true);
+    expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkEventsDlq/.test(m))).toBe(true);
     expect(
       all.some((m) => m.startsWith('AWS/SQS/ApproximateAgeOfOldestMessage') && /SinkQueue/.test(m)),
     ).toBe(true);

@@ -224,6 +224,23 @@ describe('buckets (item 22, item 2, item 4)', () => {
     ).not.toThrow();
   });
 
+  it("refuses a shared landing and manifest bucket when a table's prefix covers a bronze table's default root", () => {
+    // The sink writes s3://<manifest bucket>/<table>/_bronze/...: a landing table over it ingests them (F20).
+    const stack = new Stack(app(), 'BronzeLoop');
+    const shared = new Bucket(stack, 'Shared');
+    expect(
+      () =>
+        new IngestionPipeline(stack, 'P', {
+          tables: [
+            { name: 'x', prefix: 'in/x/', bronze: { format: 'json' } },
+            { name: 'y', prefix: 'x/_bronze/' },
+          ],
+          landingBucket: shared,
+          manifestBucket: shared,
+        }),
+    ).toThrow(/manifestBucket: [\s\S]*'y'[\s\S]*'x\/_bronze\/'/);
+  });
+
   it('aborts incomplete multipart uploads on both created buckets', () => {
     const buckets = Object.values(template().findResources('AWS::S3::Bucket'));
     expect(buckets).toHaveLength(2);

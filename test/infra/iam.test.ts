@@ -77,6 +77,20 @@ const REQUIRED_WILDCARDS: { id: RegExp; actions: RegExp; resource: RegExp }[] = 
   },
 ];
 
+/** The sink's DynamoDB statements, as `actions conditions`, sorted. */
+function sinkLedgerGrants(resources: ReturnType<typeof synth>): string[] {
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy' && /BronzeSinkQueue/.test(JSON.stringify(r)))
+    .flatMap(
+      (r) =>
+        (r.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
+          .Statement,
+    )
+    .filter((s) => [s.Action].flat().some((a) => String(a).startsWith('dynamodb:')))
+    .map((s) => `${[s.Action].flat().join(',')} ${JSON.stringify(s.Condition)}`)
+    .sort();
+}
+
 const VARIANTS: Record<string, Partial<InletStackProps>> = {
   default: {},
   'eventbridge, reconcile, destroy': {
@@ -207,6 +221,23 @@ describe('IAM', () => {
     );
   });
 
+  it('lets the bronze sink list the manifest bucket even when every bronze table has its own location', () => {
+    // Without ListBucket a GET of the next manifest, not yet written, answers 403 instead of 404 (GetObject,
+    // Permissions): every catch-up would fail at its end and never clean (F6 of the second AWS review).
+    const sinkLists = (tables: InletStackProps['tables']) =>
+      allows(synth({ tables }))
+        .filter((g) => /^InletBronze.*ServiceRoleDefaultPolicy/.test(g.id) && g.action === 's3:ListBucket')
+        .map((g) => g.resource)
+        .sort();
+    expect(
+      sinkLists([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json', location: 's3://lake/o' } }]),
+    ).toEqual(['Landing', 'Manifests', 'arn:<AWS::Partition>:s3:::lake'].sort());
+    expect(sinkLists([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }])).toEqual([
+      'Landing',
+      'Manifests',
+    ]);
+  });
+
   it('gives the bronze sink delete (and archive writes) only under the tables with cleanSource', () => {
     const grants = allows(
       synth({
@@ -251,6 +282,29 @@ describe('IAM', () => {
     ).toEqual([]);
   });
 
+  it("lets a cleanSource table's sink read another table's claims, only of the tables that route its files", () => {
+    const ledgerGrants = (tables: InletStackProps['tables']) => sinkLedgerGrants(synth({ tables }));
+    const clean = { action: 'move', moveTo: 's3://archive/old', retentionDays: 0 } as const;
+    // Each file of `orders` is removed only once `audit` holds it: its FILE and BATCH items, read-only.
+    expect(
+      ledgerGrants([
+        { name: 'orders', prefix: 'orders/', bronze: { format: 'json', cleanSource: clean } },
+        { name: 'audit', prefix: 'orders/', bronze: { format: 'json' } },
+        { name: 'clicks', prefix: 'clicks/', bronze: { format: 'json' } },
+      ]),
+    ).toEqual([
+      'dynamodb:GetItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["FILE#audit#*","BATCH#audit#*"]}}',
+      'dynamodb:GetItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TABLE#*"]}}',
+      'dynamodb:GetItem,dynamodb:PutItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SINK#*"]}}',
+    ]);
+    expect(
+      ledgerGrants([
+        { name: 'orders', prefix: 'orders/', bronze: { format: 'json', cleanSource: clean } },
+        { name: 'clicks', prefix: 'clicks/', bronze: { format: 'json' } },
+      ]).some((g) => g.includes('FILE#')),
+    ).toBe(false);
+  });
+
   it("lets the nudge schedules only send to the sink queue, and the sink only read tables' heads", () => {
     const resources = synth({ tables: [{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }] });
     const grants = allows(resources);
@@ -265,16 +319,7 @@ describe('IAM', () => {
     );
     expect(JSON.stringify(role)).toContain('"aws:SourceAccount":{"Ref":"AWS::AccountId"}');
     // The ledger: its own cursor items read and written; the protocol's TABLE items read, nothing else.
-    const ledger = Object.values(resources)
-      .filter((r) => r.Type === 'AWS::IAM::Policy' && /BronzeSinkQueue/.test(JSON.stringify(r)))
-      .flatMap(
-        (r) =>
-          (r.Properties as { PolicyDocument: { Statement: Array<Record<string, unknown>> } }).PolicyDocument
-            .Statement,
-      )
-      .filter((s) => [s.Action].flat().some((a) => String(a).startsWith('dynamodb:')))
-      .map((s) => `${[s.Action].flat().join(',')} ${JSON.stringify(s.Condition)}`);
-    expect(ledger.sort()).toEqual([
+    expect(sinkLedgerGrants(resources)).toEqual([
       'dynamodb:GetItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["TABLE#*"]}}',
       'dynamodb:GetItem,dynamodb:PutItem {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SINK#*"]}}',
     ]);

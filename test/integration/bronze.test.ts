@@ -367,14 +367,16 @@ describe('bronze Delta table, read back by delta-rs', () => {
         (e: Error) => (e.name === 'NoSuchKey' ? undefined : Promise.reject(e)),
       );
     expect(await exists(`events/${key}`)).toBeUndefined();
-    expect(await exists(`archive/events/${key}`)).toBe('{"n":1}\n');
+    expect(await exists(`archive/${landing}/events/${key}`)).toBe('{"n":1}\n');
     // The table still has the row: cleaning never touches the Delta table.
     expect((await readWithDeltalake(t.uri)).versions['0']?.rows).toBe(1);
     // A repeat (a crash after the delete, before the clean cursor) finds the source gone and is done.
     const cleaner = new S3LandingCleaner(t.h.clientsOf('Sink').s3);
     const ref = (await t.h.store.getManifest('events', 1))?.files[0];
     if (!ref) throw new Error('no manifest 1');
-    expect(await cleaner.move(ref, { bucket: landing, prefix: 'archive' })).toBe('gone');
-    await cleaner.remove(ref);
+    expect(await cleaner.move(ref, { bucket: landing, prefix: 'archive', perWrite: false })).toEqual({
+      kind: 'gone',
+    });
+    expect(await cleaner.remove(ref)).toEqual({ kind: 'gone' });
   });
 });

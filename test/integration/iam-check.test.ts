@@ -121,10 +121,10 @@ describe.skipIf(target.kind !== 'emulator')('the IAM check', () => {
     await check?.acknowledge(found?.last ?? 0);
   });
 
-  // F6 (reviews/aws-semantics-2.md): on main the sink has no s3:ListBucket on the manifest bucket when every
-  // bronze table sets `location`. Marked `fails` until the bronze-sources branch adds the grant; then this
-  // test passes, `it.fails` reports it, and the marker goes.
-  it.fails('F6, the real stack: the sink catches a custom-location table up with no request AWS would deny', async () => {
+  // F6 (reviews/aws-semantics-2.md): the sink had no s3:ListBucket on the manifest bucket when every bronze
+  // table sets `location`, so reading the next (missing) manifest was 403 and no catch-up ever ended. It may
+  // now always list that bucket (infra/bronze.ts); this failed before the grant.
+  it('F6, the real stack: the sink catches a custom-location table up with no request AWS would deny', async () => {
     const check = iamCheck();
     const before = (await check?.denials(Number.MAX_SAFE_INTEGER))?.last ?? 0;
     const { table } = await sinkWithCustomLocation();

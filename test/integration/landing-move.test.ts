@@ -25,6 +25,8 @@ const archive = uniqueName('move-archive');
 const versioned = uniqueName('move-versioned');
 // S3 (and moto at CompleteMultipartUpload) wants every part but the last to be at least 5 MiB.
 const small = { singleCopyMaxBytes: 5 * MiB, partBytes: 5 * MiB };
+/** moveTo `s3://<archive>/old`: archive keys are `old/<landing bucket>/<key>`. */
+const old = { bucket: archive, prefix: 'old', perWrite: false };
 
 /** The bronze sink's S3 client: it signs as the sink's role of a stack whose tables move from these buckets. */
 let sink: S3Client = clients.s3;
@@ -108,15 +110,21 @@ describe('cleanSource move in parts on the emulator', () => {
     const body = randomBytes(11 * MiB);
     const ref = await landingFile(key, body);
     const cleaner = new S3LandingCleaner(sink, small);
-    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('moved');
-    const moved = await read(archive, `old/${key}`);
+    expect(await cleaner.move(ref, old)).toEqual({
+      kind: 'removed',
+    });
+    const moved = await read(archive, `old/${landing}/${key}`);
     expect(moved?.bytes.equals(body)).toBe(true);
     expect(moved?.type).toBe('application/x-ndjson');
     // A multipart object's ETag ends in -<parts>: the copy really went in parts.
-    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: archive, Key: `old/${key}` }));
+    const head = await clients.s3.send(
+      new HeadObjectCommand({ Bucket: archive, Key: `old/${landing}/${key}` }),
+    );
     expect(head.ETag).toMatch(/-3"$/);
     expect(await read(landing, key)).toBeUndefined();
-    expect(await cleaner.move(ref, { bucket: archive, prefix: 'old' })).toBe('gone');
+    expect(await cleaner.move(ref, old)).toEqual({
+      kind: 'gone',
+    });
   });
 
   it("keeps the source's tags, keys and values with space, +, =, / and unicode (the characters S3 allows in tags)", async () => {
@@ -128,12 +136,14 @@ describe('cleanSource move in parts on the emulator', () => {
       .join('&');
     const ref = await landingFile(key, body, { tagging });
     expect(await tagsOf(landing, key)).toEqual(tags);
-    expect(await new S3LandingCleaner(sink, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
-      'moved',
+    expect(await new S3LandingCleaner(sink, small).move(ref, old)).toEqual({
+      kind: 'removed',
+    });
+    const head = await clients.s3.send(
+      new HeadObjectCommand({ Bucket: archive, Key: `old/${landing}/${key}` }),
     );
-    const head = await clients.s3.send(new HeadObjectCommand({ Bucket: archive, Key: `old/${key}` }));
     expect(head.ETag).toMatch(/-3"$/);
-    expect(await tagsOf(archive, `old/${key}`)).toEqual(tags);
+    expect(await tagsOf(archive, `old/${landing}/${key}`)).toEqual(tags);
   });
 
   it('takes the tags of the version the manifest names, not of a newer one', async () => {
@@ -143,9 +153,17 @@ describe('cleanSource move in parts on the emulator', () => {
     expect(ref.versionId).toBeTruthy();
     // Rewritten since its event, with other tags: the move must still archive the manifest's version.
     await landingFile(key, Buffer.from('newer'), { bucket: versioned, tagging: 'stage=rewritten' });
-    expect(await new S3LandingCleaner(sink, small).move(ref, { bucket: archive, prefix: 'v' })).toBe('moved');
-    expect((await read(archive, `v/${key}`))?.bytes.equals(body)).toBe(true);
-    expect(await tagsOf(archive, `v/${key}`)).toEqual({ stage: 'raw' });
+    expect(
+      await new S3LandingCleaner(sink, small).move(ref, {
+        bucket: archive,
+        prefix: 'v',
+        perWrite: false,
+      }),
+    ).toEqual({
+      kind: 'removed',
+    });
+    expect((await read(archive, `v/${versioned}/${key}`))?.bytes.equals(body)).toBe(true);
+    expect(await tagsOf(archive, `v/${versioned}/${key}`)).toEqual({ stage: 'raw' });
   });
 
   it('a failed part aborts the upload and keeps the source; the replay moves it', async () => {
@@ -160,19 +178,16 @@ describe('cleanSource move in parts on the emulator', () => {
         return sink.send(command);
       },
     } as unknown as S3Client;
-    await expect(
-      new S3LandingCleaner(failing, { ...small, concurrency: 1 }).move(ref, {
-        bucket: archive,
-        prefix: 'old',
-      }),
-    ).rejects.toThrow('injected');
-    expect(await uploadsTo(`old/${key}`)).toEqual([]);
-    expect(await read(archive, `old/${key}`)).toBeUndefined();
-    expect((await read(landing, key))?.bytes.equals(body)).toBe(true);
-    expect(await new S3LandingCleaner(sink, small).move(ref, { bucket: archive, prefix: 'old' })).toBe(
-      'moved',
+    await expect(new S3LandingCleaner(failing, { ...small, concurrency: 1 }).move(ref, old)).rejects.toThrow(
+      'injected',
     );
-    expect((await read(archive, `old/${key}`))?.bytes.equals(body)).toBe(true);
+    expect(await uploadsTo(`old/${landing}/${key}`)).toEqual([]);
+    expect(await read(archive, `old/${landing}/${key}`)).toBeUndefined();
+    expect((await read(landing, key))?.bytes.equals(body)).toBe(true);
+    expect(await new S3LandingCleaner(sink, small).move(ref, old)).toEqual({
+      kind: 'removed',
+    });
+    expect((await read(archive, `old/${landing}/${key}`))?.bytes.equals(body)).toBe(true);
     expect(await read(landing, key)).toBeUndefined();
   });
 });

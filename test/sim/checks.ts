@@ -7,7 +7,7 @@
 import { batchKey, tableKey } from '../../shared/ledger/keys.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { fileIdentity } from '../../shared/routing.ts';
-import { CONFIG, type World } from './world.ts';
+import type { World } from './world.ts';
 
 export interface Expected {
   /** `${table}#${identity}` of every file an event named. */
@@ -27,7 +27,7 @@ function manifests(world: World, table: string): Manifest[] {
 /** Where each file of a table is committed: `${table}#${identity}` -> `v<version> (<batch>)`. */
 export function committedVersions(world: World): Map<string, string[]> {
   const where = new Map<string, string[]>();
-  for (const table of CONFIG.tables) {
+  for (const table of world.config.tables) {
     for (const manifest of manifests(world, table.name)) {
       for (const file of manifest.files) {
         const id = `${table.name}#${fileIdentity(table, file)}`;
@@ -44,7 +44,7 @@ export function checkSafety(world: World): string[] {
     if (versions.length > 1)
       violations.push(`I1: ${id} committed ${versions.length} times: ${versions.join(', ')}`);
   }
-  for (const table of CONFIG.tables) {
+  for (const table of world.config.tables) {
     const versions = manifests(world, table.name).map((m) => m.version);
     versions.forEach((v, i) => {
       if (v !== i + 1) violations.push(`I3: ${table.name} versions not contiguous: ${versions.join(',')}`);

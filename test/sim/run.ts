@@ -1,11 +1,13 @@
 /**
- * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S,K] [--variant NAME] [--trace]`
+ * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S,K] [--variant NAME] [--scenario clean] [--trace]`
+ * (`--scenario clean`: two bronze tables over one prefix with cleanSource, landing keys rewritten; world.ts)
  * Runs seeds S..S+N-1; each failing seed prints its violations, the tail of its trace and the one
  * command that replays it. Ends with `simulation: <S> seeds, <V> violations`.
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_WORKERS, simulate, type Workers } from './simulate.ts';
 import { VARIANTS, type VariantName } from './variants.ts';
+import type { Scenario } from './world.ts';
 
 const { values } = parseArgs({
   options: {
@@ -13,6 +15,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     workers: { type: 'string' },
     variant: { type: 'string' },
+    scenario: { type: 'string', default: 'plain' },
     trace: { type: 'boolean', default: false },
   },
 });
@@ -31,11 +34,17 @@ if (variant && !(variant in VARIANTS)) {
   process.exit(2);
 }
 
+const scenario = values.scenario as Scenario;
+if (scenario !== 'plain' && scenario !== 'clean') {
+  console.error(`unknown scenario ${scenario}; one of: plain, clean`);
+  process.exit(2);
+}
+
 const started = Date.now();
 let failedSeeds = 0;
 let violations = 0;
 for (let seed = first; seed < first + count; seed++) {
-  const result = await simulate({ seed, workers, ...(variant ? VARIANTS[variant] : {}) });
+  const result = await simulate({ seed, workers, scenario, ...(variant ? VARIANTS[variant] : {}) });
   if (result.violations.length === 0) continue;
   failedSeeds += 1;
   violations += result.violations.length;
@@ -43,6 +52,7 @@ for (let seed = first; seed < first + count; seed++) {
     `npm run test:sim -- --seeds 1 --seed ${seed}`,
     values.workers ? `--workers ${values.workers}` : '',
     variant ? `--variant ${variant}` : '',
+    scenario !== 'plain' ? `--scenario ${scenario}` : '',
     '--trace',
   ]
     .filter(Boolean)
@@ -57,7 +67,7 @@ for (let seed = first; seed < first + count; seed++) {
   console.log(`  replay: ${replay}`);
 }
 console.log(
-  `\n${count} seeds in ${((Date.now() - started) / 1000).toFixed(1)} s; ${failedSeeds} failing seed(s)` +
+  `\n${scenario} scenario: ${count} seeds in ${((Date.now() - started) / 1000).toFixed(1)} s; ${failedSeeds} failing seed(s)` +
     `\nsimulation: ${count} seeds, ${violations} violations`,
 );
 process.exitCode = violations > 0 ? 1 : 0;

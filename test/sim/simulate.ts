@@ -8,8 +8,11 @@ import { Router } from '../../shared/routing.ts';
 import { s3Record } from '../support/events.ts';
 import { checkDelta, checkDeltaComplete, landingBody } from './bronze-checks.ts';
 import { checkLiveness, checkSafety, type Expected, wedged } from './checks.ts';
+import { checkCleanComplete, checkCleanSafety } from './clean-checks.ts';
+import { etagOf } from './fakes/landing.ts';
+import { Rng } from './scheduler.ts';
 import { Fleet, type Role } from './workers.ts';
-import { CONFIG, type Plumbing, World } from './world.ts';
+import { type Plumbing, type Scenario, World } from './world.ts';
 
 export interface Workers {
   readonly batchers: number;
@@ -25,6 +28,8 @@ export interface SimOptions {
   readonly plumbing?: Plumbing;
   /** Simulated time allowed after the faults stop before an unfinished pipeline counts as stuck. */
   readonly settleMs?: number;
+  /** `clean`: two bronze tables over one prefix with cleanSource, and landing keys rewritten (world.ts). */
+  readonly scenario?: Scenario;
 }
 
 export interface SimResult {
@@ -45,23 +50,27 @@ interface Injection {
   readonly at: number;
   readonly body: string;
   readonly malformed?: boolean;
+  /** A producer's write of a landing key, made just before its event is sent. */
+  readonly write?: { readonly key: string; readonly content: string };
 }
 
 /** The S3 events of one seed, and what they oblige the pipeline to do. */
 function plan(world: World): { injections: Injection[]; expected: Expected } {
   const { rng } = world;
-  const router = new Router(CONFIG);
+  const router = new Router(world.config);
   const expected: Expected = { files: new Set(), quarantined: new Set() };
   const records: Array<{ at: number; record: object }> = [];
   const files = rng.int(6, 24);
   for (let i = 0; i < files; i++) {
     const key = `${rng.chance(0.5) ? 'orders' : 'logs'}/f${i}.json`;
-    world.landing.put(key, landingBody(rng, i));
+    const body = landingBody(rng, i);
+    world.landing.put(key, body);
     const at = rng.int(0, 120_000);
     const record = s3Record({
       key,
       size: rng.int(1, 5000),
-      eTag: `e${i}`,
+      // S3's ETag of a single-part upload: its content's MD5, bare in events.
+      eTag: etagOf(body).slice(1, -1),
       eventTime: new Date(at).toISOString(),
     });
     records.push({ at, record });
@@ -96,12 +105,36 @@ function plan(world: World): { injections: Injection[]; expected: Expected } {
     const bad = { ...s3Record({ key: 'logs/bad.json' }), eventVersion: '1.0' };
     injections.push({ at: rng.int(0, 120_000), body: JSON.stringify({ Records: [bad] }), malformed: true });
   }
+  if (world.scenario === 'clean') injections.push(...rewrites(world));
   injections.sort((a, b) => a.at - b.at);
   // The queue numbers messages in send order.
   injections.forEach((m, i) => {
     if (m.malformed) expected.quarantined.add(`ingest-${i + 1}#0`);
   });
   return { injections, expected };
+}
+
+/**
+ * The clean scenario's producers rewriting `orders/` keys after their first write, mostly with new rows,
+ * sometimes with the very bytes of the first write (so an ETag names content, not a write), each with its
+ * own S3 event (a duplicate under path identity: never a new file). Their own random stream, so a seed's
+ * first writes and events are the plain scenario's.
+ */
+function rewrites(world: World): Injection[] {
+  const rng = new Rng((world.seed * 104_729 + 7) >>> 0);
+  const out: Injection[] = [];
+  for (const [key, [first]] of world.landing.history) {
+    if (!key.startsWith('orders/') || !first) continue;
+    for (let n = 1, at = 0; n <= 2 && rng.chance(0.5); n++) {
+      at += rng.int(1_000, 200_000);
+      const content = rng.chance(0.3)
+        ? first
+        : landingBody(rng, `${key.slice('orders/f'.length, -'.json'.length)}w${n}`);
+      const record = s3Record({ key, size: content.length, eTag: etagOf(content).slice(1, -1) });
+      out.push({ at, body: JSON.stringify({ Records: [record] }), write: { key, content } });
+    }
+  }
+  return out;
 }
 
 /**
@@ -126,7 +159,7 @@ export function hijackTime(world: Pick<World, 'scheduler' | 'rng'>): () => void 
 }
 
 export async function simulate(options: SimOptions): Promise<SimResult> {
-  const world = new World(options.seed, options.plumbing);
+  const world = new World(options.seed, options.plumbing, options.scenario);
   const restore = hijackTime(world);
   try {
     return await run(world, options);
@@ -144,6 +177,10 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
   const inject = async () => {
     for (const injection of ordered) {
       await scheduler.sleep(undefined, injection.at - scheduler.now);
+      if (injection.write) {
+        world.landing.put(injection.write.key, injection.write.content);
+        scheduler.log(`producer rewrote landing/${injection.write.key}`);
+      }
       world.ingest.send(injection.body);
       injected += 1;
     }
@@ -167,7 +204,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     world.nudgeIfDue();
     if (world.bucket.writes !== checkedWrites) {
       checkedWrites = world.bucket.writes;
-      violations.push(...checkSafety(world), ...(await checkDelta(world)));
+      violations.push(...checkSafety(world), ...(await checkDelta(world)), ...checkCleanSafety(world));
       if (violations.length > 0) break;
     }
     if (!stopped && scheduler.now > FAULT_PHASE_MS) {
@@ -185,7 +222,11 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
       fleet.busy === 0 &&
       wedged(world).length === 0;
     if (quiet) {
-      violations.push(...checkLiveness(world, expected), ...(await checkDeltaComplete(world)));
+      violations.push(
+        ...checkLiveness(world, expected),
+        ...(await checkDeltaComplete(world)),
+        ...(await checkCleanComplete(world)),
+      );
       break;
     }
     if (scheduler.now > FAULT_PHASE_MS + settleMs) {

@@ -3,13 +3,14 @@
  * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
  */
 import { parseCommit } from '../../shared/bronze/delta-log.ts';
-import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
+import type { FileClaims, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
-import type { BatchRecord, FileRef } from '../../shared/model.ts';
+import type { BatchRecord, FileRef, ObjectRef } from '../../shared/model.ts';
 import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
 import { SimDeltaStore } from './fakes/bronze.ts';
 import type { Item } from './fakes/dynamo.ts';
+import { SimLandingCleaner } from './fakes/landing.ts';
 import { SimLedger } from './fakes/ledger.ts';
 import { type SdkError, sdkError } from './faults.ts';
 import type { SimOptions } from './simulate.ts';
@@ -92,6 +93,21 @@ class CursorFirstDelta extends SimDeltaStore {
   }
 }
 
+/**
+ * (g) cleanSource as it was: delete and copy by key, whatever write the key holds now (no If-Match), so a
+ * rewrite made after the sink read the key is destroyed.
+ */
+class ByKeyCleaner extends SimLandingCleaner {
+  protected override named(ref: ObjectRef): string {
+    const body = this.ctx.landing.objects.get(ref.key);
+    if (body === undefined) throw sdkError('NoSuchKey', 404);
+    return body;
+  }
+}
+
+/** (h) cleanSource that does not wait for the other tables routing a file: they all hold it already. */
+const holdsEverything: FileClaims = { committedVersion: async () => 0 };
+
 /** Each variant breaks one rule of main's protocol; everything else is main's own code. */
 export const VARIANTS = {
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
@@ -106,6 +122,8 @@ export const VARIANTS = {
   'sink-cursor-first': { plumbing: { delta: (ctx) => new CursorFirstDelta(ctx) } },
   /** (f) No nudge schedule: a table whose last trigger the rule lost stays behind its manifests. */
   'no-sink-schedule': { plumbing: { noSinkSchedule: true } },
-} satisfies Record<string, Pick<SimOptions, 'plumbing'>>;
+  'clean-by-key': { scenario: 'clean', plumbing: { cleaner: (ctx) => new ByKeyCleaner(ctx) } },
+  'clean-without-waiting': { scenario: 'clean', plumbing: { claims: () => holdsEverything } },
+} satisfies Record<string, Pick<SimOptions, 'plumbing' | 'scenario'>>;
 
 export type VariantName = keyof typeof VARIANTS;

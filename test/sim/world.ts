@@ -3,12 +3,13 @@
  * (the defaults of infra/, divided by 10 so a seed covers many visibility timeouts in few steps; the
  * ratios the protocol depends on are kept: lease 2x the batcher timeout, visibility 6x each timeout).
  */
-import type { SinkCursorStore } from '../../shared/bronze/ports.ts';
+import type { FileClaims, LandingCleaner, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
 import type { Log } from '../../shared/log.ts';
 import type { MetricsSink } from '../../shared/metrics.ts';
 import { SimDeltaStore, SimSinkCursors, SimSinkNudger, SimSourceObjects } from './fakes/bronze.ts';
 import { DynamoTable } from './fakes/dynamo.ts';
+import { type Removal, SimFileClaims, SimLandingCleaner } from './fakes/landing.ts';
 import type { Classify, SimLedger } from './fakes/ledger.ts';
 import { simPorts } from './fakes/ports.ts';
 import { S3Bucket } from './fakes/s3.ts';
@@ -47,6 +48,40 @@ export const CONFIG: PipelineConfig = parsePipelineConfig({
   claimConcurrency: 4,
 });
 
+/**
+ * The cleanSource scenario (`--scenario clean`): two bronze tables over one prefix, both moving their
+ * landing files to an archive once their versions are in the Delta table (retention 0, so within a seed);
+ * each file is removed only once the other table holds it too, and only if the key still holds the write
+ * read. `logs/...` files go to a table of their own (a table without a Delta table may not share a
+ * cleanSource table's keys).
+ */
+export const CLEAN_CONFIG: PipelineConfig = parsePipelineConfig({
+  tables: [
+    {
+      name: 'orders',
+      prefix: 'orders/',
+      bronze: {
+        format: 'json',
+        checkpointInterval: 3,
+        cleanSource: { action: 'move', moveTo: 's3://archive/orders', retentionDays: 0 },
+      },
+    },
+    {
+      name: 'audit',
+      prefix: 'orders/',
+      bronze: {
+        format: 'json',
+        cleanSource: { action: 'move', moveTo: 's3://archive/audit', retentionDays: 0 },
+      },
+    },
+    { name: 'logs', prefix: 'logs/' },
+  ],
+  leaseSeconds: TIMING.leaseSeconds,
+  claimConcurrency: 4,
+});
+
+export type Scenario = 'plain' | 'clean';
+
 export const FAULTS: FaultRates = {
   appliedLost: 0.04,
   refused5xx: 0.03,
@@ -66,6 +101,10 @@ export interface Plumbing {
   ) => SimDeltaStore;
   /** No schedule nudges the bronze tables: a lost last trigger leaves a table behind for good. */
   readonly noSinkSchedule?: boolean;
+  /** cleanSource's S3 calls (a variant may drop their conditions). */
+  readonly cleaner?: (ctx: ConstructorParameters<typeof SimLandingCleaner>[0]) => LandingCleaner;
+  /** The other tables' claims as cleanSource reads them (a variant may not wait for them). */
+  readonly claims?: (ctx: ConstructorParameters<typeof SimFileClaims>[0]) => FileClaims;
 }
 
 export class World {
@@ -76,6 +115,10 @@ export class World {
   readonly bucket: S3Bucket;
   /** The landing bucket's objects, which the sink reads (the rest of the pipeline only sees their events). */
   readonly landing: S3Bucket;
+  /** cleanSource's `moveTo` bucket, and every write it removed from the landing bucket. */
+  readonly archive: S3Bucket;
+  readonly removals: Removal[] = [];
+  readonly config: PipelineConfig;
   readonly ingest: SqsQueue;
   readonly commits: SqsQueue;
   /** The sink's FIFO queue, group = table, fed by a rule on BatchCommitted per bronze table. */
@@ -87,6 +130,9 @@ export class World {
   lastBronzeEventAt = Number.NEGATIVE_INFINITY;
   /** The schedule's first firing is one period after the deployment. */
   lastNudgeAt = 0;
+  /** Schedule firings since a sink or clean cursor last moved (the clean scenario's quiet needs two). */
+  private nudgesSinceProgress = 0;
+  private cursors = '';
   /** Rule deliveries to the sink queue that failed (to the rule's DLQ in AWS, which nothing redrives). */
   lostTriggers = 0;
   /** The last bronze event's delivery failed: only a nudge can bring the table up to date. */
@@ -95,9 +141,11 @@ export class World {
   private batchSeq = 0;
 
   constructor(
-    seed: number,
+    readonly seed: number,
     readonly plumbing: Plumbing = {},
+    readonly scenario: Scenario = 'plain',
   ) {
+    this.config = scenario === 'clean' ? CLEAN_CONFIG : CONFIG;
     this.rng = new Rng(seed);
     this.scheduler = new Scheduler(this.rng);
     // Some seeds have a slow ledger: calls that take seconds widen every race window.
@@ -133,7 +181,8 @@ export class World {
       duplicateRate: 0,
     });
     this.landing = new S3Bucket(this.scheduler);
-    const bronzeTables = new Set(CONFIG.tables.filter((t) => t.bronze).map((t) => t.name));
+    this.archive = new S3Bucket(this.scheduler);
+    const bronzeTables = new Set(this.config.tables.filter((t) => t.bronze).map((t) => t.name));
     // Its own stream: drawing from the world's would reshuffle every seed recorded before it existed.
     const triggerRng = new Rng((seed * 7919 + 17) >>> 0);
     this.bus = new EventBus(
@@ -162,18 +211,43 @@ export class World {
    * scheduled time, so content-based deduplication keeps each firing.
    */
   nudgeIfDue(): void {
+    if (this.scenario === 'clean') {
+      const cursors = this.sinkCursors();
+      if (cursors !== this.cursors) this.nudgesSinceProgress = 0;
+      this.cursors = cursors;
+    }
     if (this.plumbing.noSinkSchedule) return;
     if (this.scheduler.now < this.lastNudgeAt + TIMING.sinkNudgeEveryMs) return;
     this.lastNudgeAt = this.scheduler.now;
-    for (const table of CONFIG.tables.filter((t) => t.bronze).map((t) => t.name)) {
+    // Counted once faults stop: under them a run with a 1.5 s budget may spend it all before its clean.
+    if (!this.faultsOn) this.nudgesSinceProgress += 1;
+    for (const table of this.config.tables.filter((t) => t.bronze).map((t) => t.name)) {
       const body = JSON.stringify({ table, scheduledAt: new Date(this.scheduler.now).toISOString() });
       this.sinkQueue.send(body, table, body);
     }
   }
 
-  /** Every bronze table has had a chance to catch up since its last trigger: a nudge came after it. */
+  /**
+   * Every bronze table has had a chance to catch up since its last trigger: a nudge came after it. With
+   * cleanSource, also two nudges after the faults stopped and since any sink or clean cursor last moved: a
+   * table's clean waits for the other table's Delta table, which may only catch up in a later run.
+   */
   nudgedSinceLastTrigger(): boolean {
-    return this.plumbing.noSinkSchedule === true || this.lastNudgeAt > this.lastBronzeEventAt;
+    if (this.plumbing.noSinkSchedule === true) return true;
+    if (this.scenario === 'clean' && this.nudgesSinceProgress < 2) return false;
+    return this.lastNudgeAt > this.lastBronzeEventAt;
+  }
+
+  /** Where every bronze table's sink and clean cursors stand, read from the ledger as it is. */
+  private sinkCursors(): string {
+    return this.config.tables
+      .filter((t) => t.bronze)
+      .map((t) => {
+        const sink = this.db.get({ pk: `SINK#${t.name}`, sk: 'S' })?.deltaVersion;
+        const clean = this.db.get({ pk: `SINK#${t.name}`, sk: 'C' })?.cleanedVersion;
+        return `${t.name}:${sink}:${clean}`;
+      })
+      .join(',');
   }
 
   stopFaults(): void {
@@ -189,7 +263,7 @@ export class World {
     return {
       // Backoff inside the use cases waits on the simulated clock, where the worker may crash.
       ...simPorts(this, worker, { classify, ledger, faulty: () => this.faultsOn }),
-      config: CONFIG,
+      config: this.config,
       now: worker.now,
       log: this.log(worker),
       metrics,
@@ -201,7 +275,11 @@ export class World {
     const { classify } = this.plumbing;
     const ctx = { aws: this.aws, worker, classify };
     const cursors = new SimSinkCursors({ ...ctx, db: this.db });
+    const clean = { ...ctx, landing: this.landing, archive: this.archive, removals: this.removals };
+    const claims = { ...ctx, db: this.db };
     return {
+      cleaner: this.plumbing.cleaner?.(clean) ?? new SimLandingCleaner(clean),
+      claims: this.plumbing.claims?.(claims) ?? new SimFileClaims(claims),
       sources: new SimSourceObjects({ ...ctx, landing: this.landing }),
       deltaAt: (bucket: string, prefix: string) => {
         const at = { ...ctx, bucket: this.bucket, prefix };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LandingCleaner } from '../../shared/bronze/ports.ts';
+import { archiveKey } from '../../shared/bronze/archive-key.ts';
+import type { ArchiveTarget, CleanOutcome, LandingCleaner } from '../../shared/bronze/ports.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import type { ConfigError } from '../../shared/errors.ts';
 import { silentLog } from '../../shared/log.ts';
@@ -21,18 +22,28 @@ class MemoryCleaner implements LandingCleaner {
   private tick() {
     if (this.calls.length >= this.failAfter) throw new Error('crash in cleanSource');
   }
-  async remove(ref: ObjectRef) {
+  /** The manifest's write, as S3LandingCleaner names it: a delete conditional on its ETag. */
+  private named(ref: ObjectRef): CleanOutcome | undefined {
+    if (!this.landing.objects.has(ref.key)) return { kind: 'gone' };
+    if (this.landing.objects.eTags.get(ref.key) !== ref.eTag) return { kind: 'left', reason: '412' };
+    return undefined;
+  }
+  async remove(ref: ObjectRef): Promise<CleanOutcome> {
     this.tick();
     this.calls.push(`delete ${ref.key}`);
+    const not = this.named(ref);
+    if (not) return not;
     this.landing.objects.delete(ref.key);
+    return { kind: 'removed' };
   }
-  async move(ref: ObjectRef, to: { bucket: string; prefix: string }) {
+  async move(ref: ObjectRef, to: ArchiveTarget): Promise<CleanOutcome> {
     this.tick();
     this.calls.push(`move ${ref.key}`);
-    if (!this.landing.objects.has(ref.key)) return 'gone' as const;
-    this.archive.push(`s3://${to.bucket}/${to.prefix}/${ref.key}`);
+    const not = this.named(ref);
+    if (not) return not;
+    this.archive.push(`s3://${to.bucket}/${archiveKey(ref, to)}`);
     this.landing.objects.delete(ref.key);
-    return 'moved' as const;
+    return { kind: 'removed' };
   }
 }
 
@@ -41,6 +52,7 @@ function setup(cleanSource: Record<string, unknown>) {
   const sources = new MemorySources();
   const cursors = new MemoryCursors();
   const cleaner = new MemoryCleaner(sources);
+  const delta = new MemoryDelta();
   let now = after(0);
   const sink = new SinkTable({
     config: parsePipelineConfig({
@@ -48,7 +60,7 @@ function setup(cleanSource: Record<string, unknown>) {
     }),
     store: { getManifest: async (_table, version) => manifests.get(version) },
     sources,
-    deltaAt: () => new MemoryDelta(),
+    deltaAt: () => delta,
     cursors,
     cleaner,
     manifestBucket: 'mb',
@@ -73,7 +85,7 @@ function setup(cleanSource: Record<string, unknown>) {
 }
 
 describe('cleanSource', () => {
-  it('is validated: move needs moveTo, delete takes none, and moveTo may not be under the table prefix', () => {
+  it('is validated: move needs moveTo, delete takes none (moved keys and retention: bronze-config-checks)', () => {
     const problems = (cleanSource: unknown, prefix = 'in/', bucket?: string) => {
       try {
         parsePipelineConfig({
@@ -86,28 +98,26 @@ describe('cleanSource', () => {
     };
     expect(problems({ action: 'delete' })).toEqual([]);
     expect(problems({ action: 'move', moveTo: 's3://archive/old' })).toEqual([]);
-    // Same prefix in another bucket is fine only when the table reads one bucket.
     expect(problems({ action: 'move', moveTo: 's3://archive/in' }, 'in/', 'landing')).toEqual([]);
-    expect(problems({ action: 'move', moveTo: 's3://archive/in' }).join()).toContain('ingested again');
+    // Moved keys are <moveTo prefix>/<source bucket>/<key>: back under the table's own prefix here.
+    expect(problems({ action: 'move', moveTo: 's3://landing' }, 'landing/', 'landing').join()).toContain(
+      'ingested again',
+    );
     expect(problems({ action: 'move' }).join()).toContain('cleanSource.moveTo');
     expect(problems({ action: 'delete', moveTo: 's3://a/b' }).join()).toContain('only for action');
     expect(problems({ action: 'drop', retentionDays: -1 }).join()).toMatch(/action[\s\S]*retentionDays/);
-    expect(problems({ action: 'move', moveTo: 's3://landing/in/old' }).join()).toContain(
-      'moved files would be ingested again',
-    );
-    expect(problems({ action: 'move', moveTo: 's3://landing/x' }, '').join()).toContain('ingested again');
   });
 
   it('deletes only files of versions in the Delta table and past the retention, in version order', async () => {
-    const t = setup({ action: 'delete', retentionDays: 7 });
+    const t = setup({ action: 'delete', retentionDays: 8 });
     t.commit(1);
     t.commit(2);
     t.at(3);
     expect((await t.catchUp()).cleaned).toEqual([]);
     expect(t.sources.objects.size).toBe(4);
     t.commit(3);
-    // Versions commit at second 1, 2 and 3 of the day: 7 days and 2.5 s later, 3 is still too young.
-    t.at(7, 2500);
+    // Versions commit at second 1, 2 and 3 of the day: 8 days and 2.5 s later, 3 is still too young.
+    t.at(8, 2500);
     const outcome = await t.catchUp();
     expect(outcome).toMatchObject({ written: [2], cleaned: [1, 2] });
     expect([...t.sources.objects.keys()]).toEqual(['in/3a.json', 'in/3b.json']);
@@ -115,12 +125,13 @@ describe('cleanSource', () => {
   });
 
   it('never cleans a file whose version the sink has not written yet', async () => {
-    const t = setup({ action: 'delete', retentionDays: 0 });
+    const t = setup({ action: 'delete', retentionDays: 8 });
     t.commit(1);
-    t.at(1);
+    t.at(9);
     t.cleaner.failAfter = 0;
-    // The sink itself works (version 0 is written), cleaning crashes; then version 2 arrives.
-    await expect(t.catchUp()).rejects.toThrow('crash in cleanSource');
+    // The sink itself works (version 0 is written), cleaning fails (isolated: the run still succeeds and
+    // says so); then version 2 arrives.
+    expect(await t.catchUp()).toMatchObject({ written: [0], caughtUp: true, cleaned: [], cleanFailed: true });
     t.cleaner.failAfter = Number.POSITIVE_INFINITY;
     t.commit(2);
     expect((await t.catchUp()).cleaned).toEqual([1, 2]);
@@ -132,12 +143,15 @@ describe('cleanSource', () => {
     t.commit(1);
     t.at(1);
     t.cleaner.failAfter = 1;
-    await expect(t.catchUp()).rejects.toThrow('crash in cleanSource');
+    expect(await t.catchUp()).toMatchObject({ cleaned: [], cleanFailed: true });
     expect(await t.cursors.getCleaned('t')).toBe(0);
     t.cleaner.failAfter = Number.POSITIVE_INFINITY;
     expect((await t.catchUp()).cleaned).toEqual([1]);
     expect(t.cleaner.calls).toEqual(['move in/1a.json', 'move in/1a.json', 'move in/1b.json']);
-    expect(t.cleaner.archive).toEqual(['s3://archive/old/in/1a.json', 's3://archive/old/in/1b.json']);
+    expect(t.cleaner.archive).toEqual([
+      's3://archive/old/landing/in/1a.json',
+      's3://archive/old/landing/in/1b.json',
+    ]);
     expect(t.sources.objects.size).toBe(0);
   });
 });

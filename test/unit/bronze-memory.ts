@@ -2,40 +2,75 @@ import type { SQSEvent } from 'aws-lambda';
 import type {
   DeltaStore,
   RandomAccessObject,
+  ReadIdentity,
   SinkCursor,
   SinkCursorStore,
   SourceObjects,
+  SourceRead,
 } from '../../shared/bronze/ports.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { buildManifest } from '../../shared/manifest.ts';
 import type { ObjectRef } from '../../shared/model.ts';
 
+/**
+ * Landing keys in memory, each write with its own ETag like S3's: the first write of a key has ETag `e`
+ * (what `manifestOf` lists), every later `set` of it a new one, so a rewrite is another write.
+ */
+export class LandingObjects extends Map<string, string | Uint8Array> {
+  readonly eTags = new Map<string, string>();
+  private writes = 0;
+  override set(key: string, body: string | Uint8Array): this {
+    // Map's constructor calls set before the fields exist.
+    if (this.eTags) this.eTags.set(key, this.eTags.has(key) ? `e${++this.writes}` : 'e');
+    return super.set(key, body);
+  }
+}
+
 /** Landing objects in memory, served in small chunks so readers see records split across chunks. */
 export class MemorySources implements SourceObjects {
-  readonly objects = new Map<string, string | Uint8Array>();
+  readonly objects = new LandingObjects();
   /** Bytes fetched by ranged reads, to check a Parquet file is not read whole. */
   rangeBytes = 0;
   opened = 0;
   constructor(private readonly chunk = 7) {}
-  async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined> {
-    const text = this.objects.get(ref.key);
-    if (text === undefined) return undefined;
-    this.opened += 1;
-    const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
-    const size = this.chunk;
-    return (async function* () {
-      for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
-    })();
-  }
-  async openRandom(ref: ObjectRef): Promise<RandomAccessObject | undefined> {
+
+  /** The write a read finds, as S3SourceObjects reads it: `write` only the manifest's ETag. */
+  private read(ref: ObjectRef, identity: ReadIdentity): SourceRead<Uint8Array> {
     const body = this.objects.get(ref.key);
-    if (body === undefined) return undefined;
+    if (body === undefined) return { kind: 'missing', reason: 'deleted', detail: 'NoSuchKey' };
+    const eTag = this.objects.eTags.get(ref.key) ?? 'e';
+    if (identity === 'write' && ref.eTag !== null && ref.eTag !== eTag)
+      return { kind: 'missing', reason: 'overwritten', detail: 'PreconditionFailed' };
     const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+    return { kind: 'found', body: bytes, pinned: { ...ref, eTag }, asNamed: eTag === ref.eTag };
+  }
+
+  async open(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<AsyncIterable<Uint8Array>>> {
+    const read = this.read(ref, identity);
+    if (read.kind === 'missing') return read;
+    this.opened += 1;
+    const bytes = read.body;
+    const size = this.chunk;
     return {
-      byteLength: bytes.byteLength,
-      slice: async (start, end = bytes.byteLength) => {
-        this.rangeBytes += end - start;
-        return bytes.slice(start, end).buffer as ArrayBuffer;
+      ...read,
+      body: (async function* () {
+        for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
+      })(),
+    };
+  }
+
+  async openRandom(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<RandomAccessObject>> {
+    const read = this.read(ref, identity);
+    if (read.kind === 'missing') return read;
+    const bytes = read.body;
+    return {
+      ...read,
+      body: {
+        byteLength: bytes.byteLength,
+        slice: async (start, end = bytes.byteLength) => {
+          this.rangeBytes += end - start;
+          return bytes.slice(start, end).buffer as ArrayBuffer;
+        },
       },
     };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LandingCleaner, SinkCursor } from '../../shared/bronze/ports.ts';
+import type { CleanOutcome, LandingCleaner, SinkCursor } from '../../shared/bronze/ports.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import { type Log, silentLog } from '../../shared/log.ts';
@@ -29,15 +29,22 @@ class CountingCursors extends MemoryCursors {
   }
 }
 
-/** Moves every file. */
+/** Moves every file, but leaves those `left` names (another write at the key) and fails on `fail`. */
 class Cleaner implements LandingCleaner {
-  async remove(_ref: ObjectRef) {}
-  async move(_ref: ObjectRef) {
-    return 'moved' as const;
+  constructor(private readonly outcomes: { left?: string[]; fail?: string } = {}) {}
+  async remove(ref: ObjectRef) {
+    return this.move(ref);
+  }
+  async move(ref: ObjectRef): Promise<CleanOutcome> {
+    if (ref.key === this.outcomes.fail) throw new Error('AccessDenied');
+    if (this.outcomes.left?.includes(ref.key)) return { kind: 'left', reason: '412' };
+    return { kind: 'removed' };
   }
 }
 
-function setup(options: { bronze?: Record<string, unknown>; now?: () => number; log?: Log } = {}) {
+function setup(
+  options: { bronze?: Record<string, unknown>; now?: () => number; log?: Log; cleaner?: LandingCleaner } = {},
+) {
   const manifests = new Map<number, Manifest>();
   const sources = new MemorySources();
   const delta = new MemoryDelta();
@@ -58,7 +65,7 @@ function setup(options: { bronze?: Record<string, unknown>; now?: () => number; 
     deltaAt: () => delta,
     cursors,
     heads: { committedHead: async () => manifests.size },
-    cleaner: new Cleaner(),
+    cleaner: options.cleaner ?? new Cleaner(),
     manifestBucket: 'mb',
     log: options.log ?? silentLog,
     now: options.now ?? (() => Date.parse('2026-12-30T00:00:00.000Z')),
@@ -69,7 +76,7 @@ function setup(options: { bronze?: Record<string, unknown>; now?: () => number; 
     for (const [key, body] of Object.entries(files)) sources.objects.set(key, body);
     manifests.set(v, manifestOf('t', v, Object.keys(files)));
   };
-  return { handler, delta, cursors, metrics, commit, reads: () => manifestReads };
+  return { handler, delta, cursors, metrics, commit, sources, reads: () => manifestReads };
 }
 
 const total = (metrics: MemoryMetrics, name: string) => metrics.totals.get(name);
@@ -97,9 +104,64 @@ describe('the sink publishes what it did as metrics', () => {
       [METRIC.sinkDataFiles]: delta.files.size,
       [METRIC.sinkDataBytes]: bytes,
       [METRIC.sinkFilesCleaned]: 3,
+      [METRIC.sinkSourcesMissing]: 0,
+      [METRIC.sinkFilesLeft]: 0,
+      [METRIC.sinkCleanErrors]: 0,
       [METRIC.sinkBehind]: 0,
     });
     expect(delta.files.size).toBe(2);
+  });
+
+  it('counts files cleanSource left in place (warned with the reason), and a clean that failed, without failing the run', async () => {
+    const warnings: { message: string; extra?: Record<string, unknown> }[] = [];
+    const log: Log = { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) };
+    const bronze = { cleanSource: { action: 'move', moveTo: 's3://archive/x', retentionDays: 1 } };
+    const left = setup({ bronze, log, cleaner: new Cleaner({ left: ['in/b.json'] }) });
+    left.commit(1, { 'in/a.json': '{"id":1}\n', 'in/b.json': '{"id":2}\n' });
+    const ok = await left.handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+    expect(ok.batchItemFailures).toEqual([]);
+    expect(total(left.metrics, METRIC.sinkFilesCleaned)).toBe(1);
+    expect(total(left.metrics, METRIC.sinkFilesLeft)).toBe(1);
+    expect(warnings).toContainEqual({
+      message: 'cleanSource left a landing file in place',
+      extra: { table: 't', file: 's3://landing/in/b.json', reason: '412' },
+    });
+
+    const failing = setup({ bronze, cleaner: new Cleaner({ fail: 'in/a.json' }) });
+    failing.commit(1, { 'in/a.json': '{"id":1}\n' });
+    const response = await failing.handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+    // The Delta version is written and the message acknowledged; the clean is retried by the next run.
+    expect(response.batchItemFailures).toEqual([]);
+    expect(total(failing.metrics, METRIC.sinkVersions)).toBe(1);
+    expect(total(failing.metrics, METRIC.sinkCleanErrors)).toBe(1);
+    expect(total(failing.metrics, METRIC.sinkErrors)).toBeUndefined();
+  });
+
+  it('counts and warns of each landing file a version could not read, with the reason', async () => {
+    const warnings: { message: string; extra?: Record<string, unknown> }[] = [];
+    const log: Log = { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) };
+    const { handler, metrics, commit, sources } = setup({ log });
+    commit(1, { 'in/a.json': '{"id":1}\n', 'in/gone.json': '{"id":2}\n' });
+    // Deleted after its event, before the sink read it (404 NoSuchKey): no rows to give, the version goes on.
+    sources.objects.delete('in/gone.json');
+
+    const response = await handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+
+    expect(response.batchItemFailures).toEqual([]);
+    expect(total(metrics, METRIC.sinkVersions)).toBe(1);
+    expect(total(metrics, METRIC.sinkSourcesMissing)).toBe(1);
+    expect(warnings).toEqual([
+      {
+        message: 'bronze landing file missing',
+        extra: { table: 't', manifestVersion: 1, file: 's3://landing/in/gone.json', reason: 'deleted' },
+      },
+    ]);
   });
 
   it('reports the versions still behind the committed head when the time budget runs out', async () => {

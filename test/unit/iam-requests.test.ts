@@ -62,6 +62,18 @@ describe('IAM check: S3 requests', () => {
     );
   });
 
+  it('a delete conditional on an ETag also needs GetObject (cleanSource), as S3 conditional deletes do', () => {
+    // https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-delete-enforce.html: "conditional
+    // deletes with a specific ETag value require both s3:DeleteObject and s3:GetObject permissions".
+    expect(authz(s3('DELETE', '/land/k?x-id=DeleteObject', { 'if-match': '"e1"' }))).toEqual([
+      's3:DeleteObject arn:aws:s3:::land/k {}',
+      's3:GetObject arn:aws:s3:::land/k {}',
+    ]);
+    expect(authz(s3('DELETE', '/land/k?x-id=DeleteObject'))).toEqual([
+      's3:DeleteObject arn:aws:s3:::land/k {}',
+    ]);
+  });
+
   it('refuses what it cannot map instead of letting it through', () => {
     expect(() => mapRequest(s3('POST', '/b?delete'))).toThrow(UnmappedRequestError);
     expect(() => mapRequest({ ...s3('GET', '/'), service: 'kms' })).toThrow(/service 'kms'/);

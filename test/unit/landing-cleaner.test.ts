@@ -6,8 +6,10 @@ import { type FakeObject, MultipartS3Fake } from './multipart-s3-fake.ts';
 
 const MiB = 1024 ** 2;
 const GB6 = 6 * 1000 ** 3;
-const to = { bucket: 'archive', prefix: 'old' };
+const to = { bucket: 'archive', prefix: 'old', perWrite: false };
 const key = 'in/a b+é.json';
+/** The archive key: `<moveTo prefix>/<source bucket>/<key>`. */
+const archived = `old/landing/${key}`;
 
 function setup(object: Partial<FakeObject> = {}) {
   const s3 = new MultipartS3Fake();
@@ -28,7 +30,7 @@ function setup(object: Partial<FakeObject> = {}) {
 describe('S3LandingCleaner.move of a file over 5 GB', () => {
   it('copies it in 512 MiB parts, at most `concurrency` at once, keeps its headers, then deletes the source', async () => {
     const { s3, ref, cleaner } = setup({ contentType: 'application/json', metadata: { origin: 'x' } });
-    expect(await cleaner.move(ref, to)).toBe('moved');
+    expect(await cleaner.move(ref, to)).toEqual({ kind: 'removed' });
     const parts = Math.ceil(GB6 / DEFAULT_PART_BYTES);
     expect(s3.partCopies).toHaveLength(parts);
     expect(s3.partCopies[0]).toEqual({
@@ -37,7 +39,7 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
       CopySourceRange: `bytes=0-${DEFAULT_PART_BYTES - 1}`,
     });
     expect(s3.maxInFlight).toBe(4);
-    expect(s3.get('archive', `old/${key}`)).toMatchObject({
+    expect(s3.get('archive', archived)).toMatchObject({
       size: GB6,
       content: 'v1',
       contentType: 'application/json',
@@ -51,26 +53,26 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
 
   it('copies a file the manifest names by version from that version, without an ETag condition', async () => {
     const { s3, ref, cleaner } = setup({ versionId: 'v/7' });
-    expect(await cleaner.move(ref, to)).toBe('moved');
+    expect(await cleaner.move(ref, to)).toEqual({ kind: 'removed' });
     expect(new Set(s3.partCopies.map((p) => [p.CopySource, p.CopySourceIfMatch].join()))).toEqual(
       new Set(['landing/in/a%20b%2B%C3%A9.json?versionId=v%2F7,']),
     );
-    expect(s3.get('archive', `old/${key}`)?.content).toBe('v1');
+    expect(s3.get('archive', archived)?.content).toBe('v1');
   });
 
   it("keeps the source's tags, sent URL-encoded on the create (space, +, =, /, : and unicode survive)", async () => {
     const tags = { team: 'a b+c', 'k=1': 'é/ü:@', empty: '' };
     const { s3, ref, cleaner } = setup({ tags });
-    expect(await cleaner.move(ref, to)).toBe('moved');
-    expect(s3.get('archive', `old/${key}`)?.tags).toEqual(tags);
+    expect(await cleaner.move(ref, to)).toEqual({ kind: 'removed' });
+    expect(s3.get('archive', archived)?.tags).toEqual(tags);
     expect(s3.tagReads).toEqual([{ Key: key, VersionId: undefined }]);
   });
 
   it('reads the tags of the version the manifest names, not of the current object', async () => {
     const { s3, ref, cleaner } = setup({ versionId: 'v/7', tags: { stage: 'raw' } });
-    expect(await cleaner.move(ref, to)).toBe('moved');
+    expect(await cleaner.move(ref, to)).toEqual({ kind: 'removed' });
     expect(s3.tagReads).toEqual([{ Key: key, VersionId: 'v/7' }]);
-    expect(s3.get('archive', `old/${key}`)?.tags).toEqual({ stage: 'raw' });
+    expect(s3.get('archive', archived)?.tags).toEqual({ stage: 'raw' });
   });
 
   it('sends no tag header for a source without tags, and a 5 GB file keeps its tags through CopyObject', async () => {
@@ -79,27 +81,30 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
     untagged.s3.before = (call, input) => {
       if (call === 'CreateMultipartUpload') tagging = input.Tagging;
     };
-    expect(await untagged.cleaner.move(untagged.ref, to)).toBe('moved');
+    expect(await untagged.cleaner.move(untagged.ref, to)).toEqual({ kind: 'removed' });
     expect(tagging).toBeUndefined();
     const small = setup({ size: 5 * 1024 ** 3, tags: { team: 'x' } });
-    expect(await small.cleaner.move(small.ref, to)).toBe('moved');
+    expect(await small.cleaner.move(small.ref, to)).toEqual({ kind: 'removed' });
     expect(small.s3.calls).toEqual(['CopyObject', 'DeleteObject']);
-    expect(small.s3.get('archive', `old/${key}`)?.tags).toEqual({ team: 'x' });
+    expect(small.s3.get('archive', archived)?.tags).toEqual({ team: 'x' });
   });
 
-  it('fails a copy whose source is rewritten mid-copy, aborts the upload, keeps the source; a replay copies the new one whole', async () => {
+  it('leaves a file rewritten mid-copy in place, aborts the upload, and never archives or deletes the rewrite', async () => {
     const { s3, ref, cleaner } = setup();
     s3.afterPart = (n) => {
       if (n === 2) s3.put('landing', key, { size: GB6 + 1, content: 'v2', etag: '"e2"' });
     };
-    await expect(cleaner.move(ref, to)).rejects.toThrow('PreconditionFailed');
-    expect(s3.get('archive', `old/${key}`)).toBeUndefined();
+    // The write the table read is gone: every part is pinned to its ETag, so the copy fails (412).
+    expect(await cleaner.move(ref, to)).toMatchObject({ kind: 'left' });
+    expect(s3.get('archive', archived)).toBeUndefined();
     expect(s3.get('landing', key)?.content).toBe('v2');
     expect(s3.uploads.size).toBe(0);
     expect(s3.aborted).toBe(1);
+    // A replay finds the rewrite at the key: left again, still not archived (it is not the write read).
     s3.afterPart = undefined;
-    expect(await cleaner.move(ref, to)).toBe('moved');
-    expect(s3.get('archive', `old/${key}`)).toMatchObject({ content: 'v2', size: GB6 + 1 });
+    expect(await cleaner.move(ref, to)).toMatchObject({ kind: 'left' });
+    expect(s3.get('archive', archived)).toBeUndefined();
+    expect(s3.get('landing', key)?.content).toBe('v2');
   });
 
   it('waits for the parts in flight before it aborts, and starts no new part after a failure', async () => {
@@ -124,16 +129,16 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
   it('is done when the source is gone before or during the copy (another run moved it), not when the upload is gone', async () => {
     const before = setup();
     before.s3.objects.clear();
-    expect(await before.cleaner.move(before.ref, to)).toBe('gone');
+    expect(await before.cleaner.move(before.ref, to)).toEqual({ kind: 'gone' });
     const during = setup();
     during.s3.afterPart = () => during.s3.objects.delete(`landing/${key}`);
-    expect(await during.cleaner.move(during.ref, to)).toBe('gone');
+    expect(await during.cleaner.move(during.ref, to)).toEqual({ kind: 'gone' });
     expect(during.s3.uploads.size).toBe(0);
     const beforeTags = setup();
     beforeTags.s3.before = (call) => {
       if (call === 'GetObjectTagging') beforeTags.s3.objects.delete(`landing/${key}`);
     };
-    expect(await beforeTags.cleaner.move(beforeTags.ref, to)).toBe('gone');
+    expect(await beforeTags.cleaner.move(beforeTags.ref, to)).toEqual({ kind: 'gone' });
     expect(beforeTags.s3.calls).not.toContain('CreateMultipartUpload');
     const noUpload = setup();
     noUpload.s3.afterPart = () => noUpload.s3.uploads.clear();
@@ -161,13 +166,13 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
         }
       };
       await expect(cleaner.move(ref, to)).rejects.toThrow();
-      const archived = s3.get('archive', `old/${key}`);
-      if (s3.get('landing', key) === undefined) expect(archived?.content).toBe('v1');
-      if (archived) expect(archived).toMatchObject({ content: 'v1', size: GB6, tags });
+      const copy = s3.get('archive', archived);
+      if (s3.get('landing', key) === undefined) expect(copy?.content).toBe('v1');
+      if (copy) expect(copy).toMatchObject({ content: 'v1', size: GB6, tags });
       const leftBehind = s3.uploads.size;
       s3.before = undefined;
-      expect(await cleaner.move(ref, to), `crash at call ${crashAt}`).toBe('moved');
-      expect(s3.get('archive', `old/${key}`)).toMatchObject({ content: 'v1', size: GB6, tags });
+      expect(await cleaner.move(ref, to), `crash at call ${crashAt}`).toEqual({ kind: 'removed' });
+      expect(s3.get('archive', archived)).toMatchObject({ content: 'v1', size: GB6, tags });
       expect(s3.get('landing', key)).toBeUndefined();
       // A crash mid-upload leaves that one upload to the bucket's lifecycle rule; the replay leaves none.
       expect(s3.uploads.size).toBe(leftBehind);
@@ -175,22 +180,22 @@ describe('S3LandingCleaner.move of a file over 5 GB', () => {
     }
   });
 
-  it('moves in parts a file the manifest says is small but that was rewritten over 5 GB (CopyObject refuses it)', async () => {
+  it('moves in parts a file the manifest lists smaller than it is, once CopyObject refuses it over 5 GB', async () => {
     const { s3, ref, cleaner } = setup({ size: GB6, content: 'v2' });
-    expect(await cleaner.move({ ...ref, size: 100 }, to)).toBe('moved');
+    expect(await cleaner.move({ ...ref, size: 100 }, to)).toEqual({ kind: 'removed' });
     expect(s3.calls.slice(0, 4)).toEqual([
       'CopyObject',
       'HeadObject',
       'GetObjectTagging',
       'CreateMultipartUpload',
     ]);
-    expect(s3.get('archive', `old/${key}`)).toMatchObject({ content: 'v2', size: GB6 });
+    expect(s3.get('archive', archived)).toMatchObject({ content: 'v2', size: GB6 });
     expect(s3.get('landing', key)).toBeUndefined();
   });
 
   it('still moves a file of 5 GB or less with one CopyObject, and refuses a threshold under 5 MiB', async () => {
     const { s3, ref, cleaner } = setup({ size: 5 * 1024 ** 3 });
-    expect(await cleaner.move(ref, to)).toBe('moved');
+    expect(await cleaner.move(ref, to)).toEqual({ kind: 'removed' });
     expect(s3.calls).toEqual(['CopyObject', 'DeleteObject']);
     expect(() => new S3LandingCleaner(s3.client, { singleCopyMaxBytes: 5 * MiB - 1 })).toThrow(RangeError);
   });

@@ -4,6 +4,7 @@ import {
   CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
+  GetObjectCommand,
   GetObjectTaggingCommand,
   HeadObjectCommand,
   type S3Client,
@@ -57,6 +58,8 @@ export class MultipartS3Fake {
   before?: (call: string, input: Record<string, unknown>) => void;
   /** Called once a part copy is done (e.g. to rewrite the source mid-copy). */
   afterPart?: (partNumber: number) => void;
+  /** The buckets that exist; a request naming another answers 404 NoSuchBucket. Unset: every bucket. */
+  buckets?: Set<string>;
   private nextId = 0;
 
   put(bucket: string, key: string, object: FakeObject) {
@@ -67,10 +70,15 @@ export class MultipartS3Fake {
     return this.objects.get(`${bucket}/${key}`);
   }
 
+  private bucket(name: unknown) {
+    if (this.buckets && !this.buckets.has(String(name))) throw s3Error('NoSuchBucket', 404);
+  }
+
   /** `bucket/key[?versionId=]`, each key segment percent-encoded. */
   private source(copySource: string, ifMatch: string | undefined) {
     const [path = '', query] = copySource.split('?');
     const versionId = query ? new URLSearchParams(query).get('versionId') : undefined;
+    this.bucket(decodeURIComponent(path).split('/')[0]);
     const object = this.objects.get(decodeURIComponent(path));
     if (!object) throw s3Error('NoSuchKey', 404);
     if (versionId && object.versionId !== versionId) throw s3Error('NoSuchVersion', 404);
@@ -96,10 +104,21 @@ export class MultipartS3Fake {
   } as unknown as S3Client;
 
   private handle(command: { input: Record<string, unknown> }): unknown {
-    if (command instanceof HeadObjectCommand) {
-      const { Bucket, Key, VersionId } = command.input;
-      const object = this.get(String(Bucket), String(Key));
-      if (!object || (VersionId && object.versionId !== VersionId)) throw s3Error('NotFound', 404);
+    if (command instanceof HeadObjectCommand || command instanceof GetObjectCommand) {
+      const { Bucket, Key, VersionId, IfMatch } = command.input;
+      // A HEAD's error has no body: S3 (and the SDK) give it no code but its status.
+      const head = command instanceof HeadObjectCommand;
+      try {
+        this.bucket(Bucket);
+        const object = this.get(String(Bucket), String(Key));
+        if (!object) throw s3Error('NoSuchKey', 404);
+        if (VersionId && object.versionId !== VersionId) throw s3Error('NoSuchVersion', 404);
+        if (IfMatch !== undefined && IfMatch !== object.etag) throw s3Error('PreconditionFailed', 412);
+      } catch (error) {
+        const status = (error as { $metadata: { httpStatusCode: number } }).$metadata.httpStatusCode;
+        throw head ? s3Error(status === 404 ? 'NotFound' : 'PreconditionFailed', status) : error;
+      }
+      const object = this.get(String(Bucket), String(Key)) as FakeObject;
       return {
         ContentLength: object.size,
         ETag: object.etag,
@@ -118,6 +137,7 @@ export class MultipartS3Fake {
     if (command instanceof CopyObjectCommand) {
       const { Bucket, Key, CopySource, CopySourceIfMatch } = command.input;
       const object = this.source(String(CopySource), CopySourceIfMatch);
+      this.bucket(Bucket);
       // https://docs.aws.amazon.com/AmazonS3/latest/API/API_CopyObject.html: one request copies up to 5 GB.
       if (object.size > MAX_SINGLE_COPY_BYTES)
         throw Object.assign(s3Error('InvalidRequest', 400), {
@@ -128,6 +148,7 @@ export class MultipartS3Fake {
     }
     if (command instanceof CreateMultipartUploadCommand) {
       const { Bucket, Key, ContentType, Metadata, Tagging } = command.input;
+      this.bucket(Bucket);
       const id = `upload-${this.nextId++}`;
       // `Tagging` is the x-amz-tagging header, URL query parameters, decoded as S3 (and moto's parse_qs) do.
       const tags =
@@ -201,7 +222,19 @@ export class MultipartS3Fake {
       return {};
     }
     if (command instanceof DeleteObjectCommand) {
-      const { Bucket, Key } = command.input;
+      // S3 conditional deletes: If-Match against the current object, 412 on another ETag, 404 when absent
+      // (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-deletes.html).
+      const { Bucket, Key, VersionId, IfMatch } = command.input;
+      this.bucket(Bucket);
+      const object = this.get(String(Bucket), String(Key));
+      if (VersionId !== undefined) {
+        if (object?.versionId === VersionId) this.objects.delete(`${Bucket}/${Key}`);
+        return {};
+      }
+      if (IfMatch !== undefined) {
+        if (!object) throw s3Error('NoSuchKey', 404);
+        if (IfMatch !== object.etag) throw s3Error('PreconditionFailed', 412);
+      }
       this.objects.delete(`${Bucket}/${Key}`);
       return {};
     }

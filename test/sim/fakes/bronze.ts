@@ -7,21 +7,25 @@
  * answer lost, and the worker can crash between any two of them.
  */
 import { logKey } from '../../../shared/bronze/delta-log.ts';
+import { sameETag } from '../../../shared/bronze/landing-write.ts';
 import type {
   DeltaStore,
   RandomAccessObject,
+  ReadIdentity,
   SinkCursor,
   SinkCursorStore,
   SourceObjects,
+  SourceRead,
 } from '../../../shared/bronze/ports.ts';
 import type { TableSchema } from '../../../shared/bronze/schema.ts';
 import type { SinkNudger } from '../../../shared/bronze/sink-queue.ts';
 import { classifyAwsError } from '../../../shared/errors.ts';
 import type { ObjectRef } from '../../../shared/model.ts';
 import type { PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
-import type { Aws, SdkError } from '../faults.ts';
+import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Worker } from '../scheduler.ts';
 import type { DynamoTable } from './dynamo.ts';
+import { etagOf } from './landing.ts';
 import type { Classify } from './ledger.ts';
 import type { S3Bucket } from './s3.ts';
 import type { SqsQueue } from './sqs.ts';
@@ -40,36 +44,59 @@ interface Ctx {
   readonly classify?: Classify;
 }
 
-/** Landing objects (text), read whole in one GetObject and streamed in small chunks. */
+/**
+ * Landing objects (text), read whole in one GetObject and streamed in small chunks, naming the write as
+ * S3SourceObjects does (`write`: only while the key has the manifest's ETag). The bucket is unversioned;
+ * an object's ETag is its content's (fakes/landing.ts).
+ */
 export class SimSourceObjects implements SourceObjects {
   constructor(private readonly ctx: Ctx & { readonly landing: S3Bucket }) {}
 
-  private async get(ref: ObjectRef): Promise<Uint8Array | undefined> {
+  private async get(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<Uint8Array>> {
     try {
-      const body = await this.ctx.aws.send(this.ctx.worker, 's3', `getObject landing/${ref.key}`, () =>
-        this.ctx.landing.get(ref.key),
-      );
-      return fromBody(body);
+      const body = await this.ctx.aws.send(this.ctx.worker, 's3', `getObject landing/${ref.key}`, () => {
+        const current = this.ctx.landing.get(ref.key);
+        if (identity === 'write' && ref.eTag !== null && !sameETag(etagOf(current), ref.eTag))
+          throw sdkError('PreconditionFailed', 412);
+        return current;
+      });
+      const eTag = etagOf(body);
+      return {
+        kind: 'found',
+        body: fromBody(body),
+        pinned: { ...ref, eTag },
+        asNamed: sameETag(eTag, ref.eTag),
+      };
     } catch (error) {
-      if (isMissing(error)) return undefined;
+      if (isMissing(error)) return { kind: 'missing', reason: 'deleted', detail: 'NoSuchKey' };
+      if (status(error) === 412)
+        return { kind: 'missing', reason: 'overwritten', detail: 'PreconditionFailed' };
       throw (this.ctx.classify ?? classifyAwsError)('read landing file', error);
     }
   }
 
-  async open(ref: ObjectRef): Promise<AsyncIterable<Uint8Array> | undefined> {
-    const bytes = await this.get(ref);
-    if (!bytes) return undefined;
-    return (async function* () {
-      for (let i = 0; i < bytes.length; i += 16) yield bytes.slice(i, i + 16);
-    })();
+  async open(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<AsyncIterable<Uint8Array>>> {
+    const read = await this.get(ref, identity);
+    if (read.kind === 'missing') return read;
+    const bytes = read.body;
+    return {
+      ...read,
+      body: (async function* () {
+        for (let i = 0; i < bytes.length; i += 16) yield bytes.slice(i, i + 16);
+      })(),
+    };
   }
 
-  async openRandom(ref: ObjectRef): Promise<RandomAccessObject | undefined> {
-    const bytes = await this.get(ref);
-    if (!bytes) return undefined;
+  async openRandom(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<RandomAccessObject>> {
+    const read = await this.get(ref, identity);
+    if (read.kind === 'missing') return read;
+    const bytes = read.body;
     return {
-      byteLength: bytes.byteLength,
-      slice: async (start, end = bytes.byteLength) => bytes.slice(start, end).buffer as ArrayBuffer,
+      ...read,
+      body: {
+        byteLength: bytes.byteLength,
+        slice: async (start, end = bytes.byteLength) => bytes.slice(start, end).buffer as ArrayBuffer,
+      },
     };
   }
 }
