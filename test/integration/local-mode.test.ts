@@ -6,10 +6,13 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../local/paths.ts';
 import { testTarget, uniqueName } from '../support/aws.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'inlet-local-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const stackName = uniqueName('InletLocal');
 const env = { ...process.env, INLET_STATE_DIR: stateDir, NODE_NO_WARNINGS: '1' };
@@ -166,9 +169,10 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     const killedStack = uniqueName('InletKill');
     const killedState = mkdtempSync(join(tmpdir(), 'inlet-kill-'));
     const killedEnv = { ...env, INLET_STATE_DIR: killedState };
-    // Local mode's shortest timings: the killed run's messages come back after 6 s (not 30) and its claims
-    // expire after 2 s (not 10). Recovery is the same code whatever the timings; only the wait is shorter.
-    const timings = ['--timeout-seconds', '1'];
+    // Short timings: the killed run's messages come back after 18 s (not 30) and its claims expire after 6 s
+    // (not 10). Recovery is the same code whatever the timings; only the wait is shorter. Not 1 s: a cold
+    // start's init counts into the first invocation's timeout under the Runtime Interface Emulator.
+    const timings = ['--timeout-seconds', '3'];
     const args = ['--endpoint', endpoint, '--stack-name', killedStack, '--no-view', ...timings];
     // Run 1: the pipeline works while the demo uploads; it is killed the moment the uploads are done,
     // with batches in flight (claims made, lists staged or sealed, commits pending).
@@ -214,14 +218,14 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     const local = JSON.parse(readFileSync(join(killedState, 'local.json'), 'utf8'));
     const { createClients, destroyClients } = await import('../../shared/aws/clients.ts');
     const clients = createClients(target);
-    // The timings reached the stack: 6x the 1 s function timeout.
+    // The timings reached the stack: 6x the 3 s function timeout.
     const { Attributes } = await clients.sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: local.ingestQueueUrl,
         AttributeNames: ['VisibilityTimeout'],
       }),
     );
-    expect(Attributes?.VisibilityTimeout).toBe('6');
+    expect(Attributes?.VisibilityTimeout).toBe('18');
     const { S3BatchStore } = await import('../../shared/storage/s3-batch-store.ts');
     const { demoKeys } = await import('../../local/demo.ts');
     const store = new S3BatchStore({ client: clients.s3, bucket: local.manifestBucket });
