@@ -153,9 +153,19 @@ async function setup(
     );
     await h.runUntilQuiet();
   };
+  /** The table as `inlet table` reads it, from the log alone, with clients of no function's role. */
+  const tableState = () => {
+    const reader = testClients();
+    clientSets.push(reader);
+    return readBronzeTable(
+      'events',
+      new S3DeltaStore(reader.s3, h.resources.manifestBucket, 'events/_bronze'),
+    );
+  };
   return {
     h,
     sink,
+    tableState,
     parquetRound,
     cursors,
     uri,
@@ -221,12 +231,7 @@ describe('bronze Delta table, read back by delta-rs', () => {
     );
     expect(await t.cursors.get('events')).toMatchObject({ deltaVersion: 1, rows: 5, rescued: 2 });
     // What `inlet table` shows, from the log alone.
-    const reader = testClients();
-    clientSets.push(reader);
-    const state = await readBronzeTable(
-      'events',
-      new S3DeltaStore(reader.s3, t.h.resources.manifestBucket, 'events/_bronze'),
-    );
+    const state = await t.tableState();
     expect(state).toMatchObject({ version: 1, rows: 5, rescued: 2, files: 2 });
     expect(state.schema.map((c) => c.name)).toEqual(['id', 'zip', 'amount', 'color']);
   });
@@ -417,12 +422,7 @@ describe('bronze Delta table, read back by delta-rs', () => {
     const outcome = await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
     expect(outcome).toMatchObject({ caughtUp: true, versions: [1] });
     expect(await t.cursors.get('events')).toMatchObject({ manifestVersion: 1, deltaVersion: 0, rows: 1 });
-    const reader = testClients();
-    clientSets.push(reader);
-    const state = await readBronzeTable(
-      'events',
-      new S3DeltaStore(reader.s3, t.h.resources.manifestBucket, 'events/_bronze'),
-    );
+    const state = await t.tableState();
     expect(state.schema).toHaveLength(12_000);
   });
 

@@ -2,18 +2,16 @@
 // write the Delta log, write a checkpoint, read or advance the cursor), before the call takes effect and after
 // it took effect but before its answer arrived. After every crash a clean run must leave the same table:
 // rows in the table = rows in the committed versions' files, no duplicate, no missing version.
-import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { checkpointName, LAST_CHECKPOINT, readCheckpoint } from '../../shared/bronze/checkpoint.ts';
 import { comparePositions, positionOf, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import { applyCommit, emptyLogState } from '../../shared/bronze/log-state.ts';
-import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
 import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { SinkTable } from '../../shared/usecases/sink.ts';
-import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
+import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
 
 class Crash extends Error {}
 
@@ -84,18 +82,10 @@ function sinkOf(w: ReturnType<typeof world>, plan: CrashPlan, parts?: PartLimits
 }
 
 /** Every row the table holds at its latest version, read from the live files' Parquet, in a stable order. */
-async function tableRows(delta: MemoryDelta): Promise<string[]> {
-  const { state } = await loadSnapshot(delta);
-  const rows: string[] = [];
-  for (const add of state.adds.values()) {
-    const bytes = delta.files.get(add.path);
-    if (!bytes) throw new Error(`the log names ${add.path}, which was never written`);
-    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    for (const row of await parquetReadObjects({ file }))
-      rows.push(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)));
-  }
-  return rows.sort();
-}
+const tableRows = async (delta: MemoryDelta) =>
+  (await liveRows(delta))
+    .map((row) => JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)))
+    .sort();
 
 /** Delta versions 0..n-1, each ours and one step further, the rows those of the committed files, each once. */
 async function checkTable(

@@ -1,4 +1,5 @@
 import type { SQSEvent } from 'aws-lambda';
+import { parquetReadObjects } from 'hyparquet';
 import { bytesObject } from '../../shared/bronze/checkpoint.ts';
 import type { BronzeConfig } from '../../shared/bronze/config.ts';
 import { commitAtNextVersion } from '../../shared/bronze/delta-commit.ts';
@@ -14,6 +15,7 @@ import type {
   SourceRead,
 } from '../../shared/bronze/ports.ts';
 import type { TableSchema } from '../../shared/bronze/schema.ts';
+import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
 import { headSchema, loadHead } from '../../shared/bronze/table-head.ts';
 import { DEFAULT_PART_LIMITS, writePart } from '../../shared/bronze/write-version.ts';
 import type { Manifest } from '../../shared/manifest.ts';
@@ -282,4 +284,22 @@ export async function writeVersion(
     bytes: prepared.bytes,
     missing: prepared.missing,
   };
+}
+
+/**
+ * The rows of the table's live files at its latest version, as hyparquet reads them. Each file must be the
+ * one its `add` names: there, and `add.size` bytes long (a reader checks the footer against it).
+ */
+export async function liveRows(delta: MemoryDelta): Promise<Record<string, unknown>[]> {
+  const { state } = await loadSnapshot(delta);
+  const rows: Record<string, unknown>[] = [];
+  for (const add of state.adds.values()) {
+    const bytes = delta.files.get(add.path);
+    if (!bytes) throw new Error(`the log names ${add.path}, which was never written`);
+    if (bytes.byteLength !== add.size)
+      throw new Error(`${add.path} is ${bytes.byteLength} bytes, not the ${add.size} its add names`);
+    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    rows.push(...((await parquetReadObjects({ file })) as Record<string, unknown>[]));
+  }
+  return rows;
 }

@@ -1,7 +1,6 @@
 // The bronze sink beside other writers of its table (review F11, F12, F17, F19): another run of the sink, a
 // maintenance job, a moved location, a table written by an older sink.
 import type { S3Client } from '@aws-sdk/client-s3';
-import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { buildCommit, logKey, parseCommit } from '../../shared/bronze/delta-log.ts';
 import { cursorFromItem } from '../../shared/bronze/dynamodb-sink-cursor.ts';
@@ -15,7 +14,7 @@ import { parsePipelineConfig } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { SinkTable } from '../../shared/usecases/sink.ts';
-import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
+import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
 
 function setup(location?: string) {
   const manifests = new Map<number, Manifest>();
@@ -45,20 +44,9 @@ function setup(location?: string) {
 
 const catchUp = (sink: SinkTable) => sink.catchUp('t', Number.POSITIVE_INFINITY);
 
-/** `[id, _manifest_version]` of every row in the table's live files, sorted. */
-async function rows(delta: MemoryDelta): Promise<string[]> {
-  const { state } = await loadSnapshot(delta);
-  const out: string[] = [];
-  for (const add of state.adds.values()) {
-    const bytes = delta.files.get(add.path);
-    if (!bytes) throw new Error(`the log names ${add.path}, which was never written`);
-    // The file is what the log says it is: a reader checks the footer against `add.size`.
-    expect(bytes.byteLength, `${add.path} is the file its add names`).toBe(add.size);
-    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    for (const row of await parquetReadObjects({ file })) out.push(`${row.id}@${row._manifest_version}`);
-  }
-  return out.sort();
-}
+/** `[id, _manifest_version]` of every row in the table's live files (each the file its add names), sorted. */
+const rows = async (delta: MemoryDelta) =>
+  (await liveRows(delta)).map((row) => `${row.id}@${row._manifest_version}`).sort();
 
 const lines = (delta: MemoryDelta, version: number) =>
   (delta.commits.get(version) ?? '')
