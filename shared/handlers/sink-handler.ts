@@ -47,10 +47,10 @@ export type SinkHandlerDeps = SinkDeps & {
    * invocation holds its tables one lease, not the queue's visibility timeout. Without it they keep the
    * queue's timeout while the invocation runs.
    */
-  readonly lease?: LeaseSettings & {
+  readonly lease?: Omit<LeaseSettings, 'maxSeconds'> & {
     /**
-     * The queue's visibility timeout: what a table stopped for good (a failure that does not pass, a malformed
-     * message) waits for its retry, as it did before the lease shortened its messages' visibility.
+     * The queue's visibility timeout: the longest lease, and what a table stopped for good (a failure that
+     * does not pass, a malformed message) waits for its retry, as it did before the lease.
      */
     readonly queueVisibilitySeconds: number;
   };
@@ -137,7 +137,13 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
     };
     const processor = new SqsFifoPartialProcessorAsync();
     // Held from the start: the queue's long timeout covers only the time before the invocation began.
-    const lease = deps.lease && new VisibilityLease(event.Records, { ...deps.lease, log: deps.log });
+    const lease =
+      deps.lease &&
+      new VisibilityLease(event.Records, {
+        ...deps.lease,
+        maxSeconds: deps.lease.queueVisibilitySeconds,
+        log: deps.log,
+      });
     try {
       let response: SQSBatchResponse;
       try {

@@ -1,12 +1,18 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Log } from '../log.ts';
 import type { MessageVisibility, RetryLater } from '../storage/batch-store.ts';
-import { groupOf } from './fifo-backoff.ts';
+import { groupOf, receivesOf } from './fifo-backoff.ts';
 
 export interface LeaseSettings {
   readonly visibility: MessageVisibility;
-  /** The visibility each beat gives the messages, counted from the beat (DEFAULTS.sinkLeaseSeconds). */
+  /**
+   * The visibility each beat gives a message on its first receive, counted from the beat
+   * (DEFAULTS.sinkLeaseSeconds); it doubles with each receive after, up to `maxSeconds`. Beats come every
+   * third of it.
+   */
   readonly seconds: number;
+  /** The longest lease: the queue's visibility timeout, what a message had without one. @default 43,200 */
+  readonly maxSeconds?: number;
   /**
    * Waits `ms`, or less once `signal` aborts. @default a `setTimeout`, cleared on abort (so an ended lease
    * leaves no timer behind to fire in the next invocation of a thawed execution environment)
@@ -29,6 +35,11 @@ export interface LeaseSettings {
  * The queue keeps that long timeout for the time before the invocation starts (AWS asks for 6x the
  * function timeout so Lambda can retry a throttled invocation of the batch).
  *
+ * A message received again was held by an invocation that died (or failed, and was given its backoff): its
+ * lease doubles with each receive, up to the queue's timeout, so a version that crashes every run (out of
+ * memory) backs off as a failure that passes does, instead of spending the queue's 10 receives, and its
+ * way to the DLQ, in 10 minutes.
+ *
  * Best effort: a beat that fails is logged and tried again at the next one (two can fail before a message
  * lapses); a message SQS refuses for a sender fault (its receipt handle expired, or another consumer
  * received it since) is no longer ours and is dropped. A lapsed lease lets a second invocation run the same
@@ -45,11 +56,14 @@ export class VisibilityLease {
     records: readonly SQSRecord[],
     private readonly settings: LeaseSettings & { readonly log: Log },
   ) {
-    for (const r of records)
+    const cap = settings.maxSeconds ?? MAX_VISIBILITY_SECONDS;
+    for (const r of records) {
+      const seconds = Math.min(cap, settings.seconds * 2 ** Math.min(30, receivesOf(r) - 1));
       this.held.set(r.receiptHandle, {
-        message: { receiptHandle: r.receiptHandle, queueArn: r.eventSourceARN, seconds: settings.seconds },
+        message: { receiptHandle: r.receiptHandle, queueArn: r.eventSourceARN, seconds },
         group: groupOf(r),
       });
+    }
     this.beating = this.beat();
   }
 
@@ -103,6 +117,9 @@ export class VisibilityLease {
     }
   }
 }
+
+/** SQS's ceiling for a visibility timeout: 12 hours. */
+const MAX_VISIBILITY_SECONDS = 43_200;
 
 function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -171,6 +171,23 @@ describe('the visibility lease (a heartbeat on the messages an invocation holds)
     await held.end();
   });
 
+  it('leases a message received again after a crash longer each time (doubling, capped at the queue timeout), beating as often', async () => {
+    const queue = new FakeQueue();
+    const recs = records(['a', 'a', 'b', 'b']);
+    // r0: first receive; r1: its invocation died once; r2: three times; r3: so often the cap applies.
+    [1, 2, 4, 9].forEach((count, i) => {
+      (recs[i] as SQSRecord).attributes.ApproximateReceiveCount = String(count);
+    });
+    const { log } = recordingLog();
+    const held = new VisibilityLease(recs, { visibility: queue, seconds: 60, maxSeconds: 5400, log });
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(queue.calls.map((c) => c.seconds)).toEqual([
+      [60, 120, 480, 5400],
+      [60, 120, 480, 5400],
+    ]);
+    await held.end();
+  });
+
   it('ends by itself once SQS has refused every message: nothing left to hold, no timer', async () => {
     const queue = new FakeQueue();
     for (const r of ['r0', 'r1', 'r2'])
