@@ -41,7 +41,10 @@ describe("local mode's held batches (what a killed run's mappings held)", () => 
   it("gives back a killed run's batches: visible again, 10 a call, failures ignored, the file gone", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'inlet-held-')), 'held-messages.json');
     const killed = new HeldMessages(file);
-    killed.hold('sink.fifo', Array.from({ length: 12 }, (_, i) => `s${i}`));
+    killed.hold(
+      'sink.fifo',
+      Array.from({ length: 12 }, (_, i) => `s${i}`),
+    );
     killed.hold('ingest', ['i0']);
     // The run is killed here: nothing is released.
 
