@@ -1,5 +1,6 @@
+import { positionOf } from './delta-log.ts';
 import { rescuedOf, rowsOf } from './log-state.ts';
-import type { DeltaStore } from './ports.ts';
+import type { DeltaStore, SinkPosition } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema } from './schema.ts';
 import { replayFiles, replayLog } from './snapshot.ts';
 
@@ -7,6 +8,12 @@ import { replayFiles, replayLog } from './snapshot.ts';
 export interface BronzeTableState {
   /** -1 when nothing is committed yet. */
   readonly version: number;
+  /**
+   * Where the sink's `txn`s say the table stands: the last manifest version wholly in it, and the files of
+   * the next one already in when that one is being written in parts. Not `version + 1`: a version written in
+   * parts is several Delta versions, and other writers' commits take versions too.
+   */
+  readonly position: SinkPosition;
   readonly schema: TableSchema;
   readonly rows: number;
   readonly rescued: number;
@@ -21,7 +28,7 @@ export interface BronzeTableState {
  * the commits after it. Row counts are each live file's `numRecords`, rescued counts its `inlet.rescuedRows`
  * tag; the files are streamed, a checkpoint row group at a time, so a table of any size is counted.
  */
-export async function readBronzeTable(_table: string, delta: DeltaStore): Promise<BronzeTableState> {
+export async function readBronzeTable(table: string, delta: DeltaStore): Promise<BronzeTableState> {
   const replay = await replayLog(delta);
   let rows = 0;
   let rescued = 0;
@@ -34,6 +41,7 @@ export async function readBronzeTable(_table: string, delta: DeltaStore): Promis
   }
   return {
     version: replay.version,
+    position: positionOf(table, replay.txns),
     schema: replay.metaData ? fromDeltaSchemaString(replay.metaData.schemaString) : [],
     rows,
     rescued,
