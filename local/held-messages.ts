@@ -72,7 +72,10 @@ export class HeldMessages {
 
   private save(): void {
     if (!this.file) return;
-    if (this.held.size === 0) return rmSync(this.file, { force: true });
+    if (this.held.size === 0) {
+      rmSync(this.file, { force: true });
+      return;
+    }
     // Whole or not at all: a kill mid-write leaves the previous list.
     writeFileSync(`${this.file}.tmp`, JSON.stringify([...this.held.values()]));
     renameSync(`${this.file}.tmp`, this.file);
