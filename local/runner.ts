@@ -276,7 +276,9 @@ export class LocalRunner {
    */
   async giveBackLeftovers(): Promise<number> {
     if (this.loops.length > 0) throw new Error('giveBackLeftovers must run before the mappings start');
-    return this.held.giveBackLeftovers(this.options.clients.sqs);
+    const given = await this.held.giveBackLeftovers(this.options.clients.sqs);
+    if (given > 0) this.log.info('gave back the messages a killed run held', { messages: given });
+    return given;
   }
 
   start(): void {

@@ -70,7 +70,9 @@ export class VisibilityLease {
   /**
    * Stops the heartbeat: the messages keep the visibility the last beat gave them (two thirds of a lease at
    * least), time for Lambda to delete the ones that succeeded and for the handler to give the failed ones
-   * their backoff. A beat still in flight is cancelled and awaited, so none lands after this returns.
+   * their backoff. A beat still in flight is cancelled and awaited, so no beat is sent after this returns
+   * (one SQS had already taken may still apply: a failed table then comes back after a lease, not its
+   * backoff).
    */
   async end(): Promise<void> {
     this.stopped.abort();
