@@ -72,6 +72,7 @@ const ENV = {
   INLET_COMMIT_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/commit.fifo',
   INLET_INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/ingest',
   INLET_SINK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sink.fifo',
+  INLET_SINK_QUEUE_VISIBILITY_SECONDS: '5400',
   POWERTOOLS_METRICS_NAMESPACE: 'Inlet',
   NODE_NO_WARNINGS: '1',
 };

@@ -133,6 +133,7 @@ const runner = new LocalRunner({
   region,
   logFile: pipelineLog,
   iam: iamCheck.iam,
+  heldMessagesFile: join(stateDir, 'held-messages.json'),
 });
 /** Requests AWS would have refused: each was answered AccessDenied here too. */
 const sayDenials = () => {
@@ -146,6 +147,8 @@ const baseline = {
   heads: await committedTotals(runner.ledger, stack.tables),
   quarantined: (await runner.ledger.listQuarantine(recentDays(2))).length,
 };
+const givenBack = await runner.giveBackLeftovers();
+if (givenBack > 0) say(`gave back ${givenBack} message(s) the previous run held when it was stopped`);
 runner.start();
 // Step Functions, locally: every execution of the stack's state machines, whoever starts it (the AWS CLI,
 // an SDK, EventBridge, `inlet backfill start`), runs here; the emulator keeps its state.

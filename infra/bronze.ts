@@ -104,6 +104,8 @@ export class BronzeSink extends Construct {
         INLET_LEDGER_TABLE: state.ledger.tableName,
         INLET_MANIFEST_BUCKET: state.manifestBucket.bucketName,
         INLET_SINK_QUEUE_URL: this.queue.queueUrl,
+        // What a table stopped for good waits for its retry (the sink's lease shortens its messages' visibility).
+        INLET_SINK_QUEUE_VISIBILITY_SECONDS: String(this.retryAfter.toSeconds()),
         POWERTOOLS_SERVICE_NAME: 'inlet-sink',
         POWERTOOLS_LOG_LEVEL: 'INFO',
       },

@@ -5,6 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { HeldMessages } from './held-messages.ts';
 
 export interface PollOptions {
   readonly client: SQSClient;
@@ -16,6 +17,8 @@ export interface PollOptions {
   readonly waitSeconds?: number;
   /** Lambda's MaximumBatchingWindowInSeconds: keep receiving this long to fill the batch. @default 0 */
   readonly batchingWindowMs?: number;
+  /** Where a batch is recorded while held, so a run started after this one was killed can give it back. */
+  readonly held?: HeldMessages;
 }
 
 export interface PollResult {
@@ -83,21 +86,29 @@ export async function pollOnce(
 
   const queueArn =
     options.queueArn ?? `arn:aws:sqs:us-east-1:000000000000:${options.queueUrl.split('/').pop()}`;
-  let response: SQSBatchResponse | undefined;
+  const held = options.held?.hold(
+    options.queueUrl,
+    messages.map((m) => m.ReceiptHandle ?? ''),
+  );
   try {
-    response = await handler({ Records: messages.map((m) => toRecord(m, queueArn)) });
-  } catch (error) {
-    return { received: messages.length, failed: messages.length, crashed: true, error };
+    let response: SQSBatchResponse | undefined;
+    try {
+      response = await handler({ Records: messages.map((m) => toRecord(m, queueArn)) });
+    } catch (error) {
+      return { received: messages.length, failed: messages.length, crashed: true, error };
+    }
+    const failedIds = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    const done = messages.filter((m) => !failedIds.has(m.MessageId ?? ''));
+    for (let i = 0; i < done.length; i += 10) {
+      await options.client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: done.slice(i, i + 10).map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle })),
+        }),
+      );
+    }
+    return { received: messages.length, failed: failedIds.size, crashed: false };
+  } finally {
+    if (held !== undefined) options.held?.release(held);
   }
-  const failedIds = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-  const done = messages.filter((m) => !failedIds.has(m.MessageId ?? ''));
-  for (let i = 0; i < done.length; i += 10) {
-    await options.client.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: options.queueUrl,
-        Entries: done.slice(i, i + 10).map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle })),
-      }),
-    );
-  }
-  return { received: messages.length, failed: failedIds.size, crashed: false };
 }

@@ -10,6 +10,7 @@ import type { Log } from '../shared/log.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
 import { commitsInFlight } from '../shared/usecases/sweep.ts';
+import { HeldMessages } from './held-messages.ts';
 import type { IamAccess } from './iam/client.ts';
 import { type AccessPolicy, functionAccess } from './lambda/access.ts';
 import { LambdaHost } from './lambda/host.ts';
@@ -44,6 +45,11 @@ export interface RunnerOptions {
    * at a time check more often; a terminal watching a drain needs no more than two a second. @default 500
    */
   readonly quietCheckMs?: number;
+  /**
+   * Where the mappings record the batches they hold (local/held-messages.ts), so the next run can give back
+   * what this one held if it is killed. Without it, a killed run's batches wait out their visibility timeout.
+   */
+  readonly heldMessagesFile?: string;
 }
 
 export interface QueueDepths {
@@ -111,10 +117,12 @@ export class LocalRunner {
   /** Each event source mapping polls its queue with its function's role, as Lambda's does. */
   private readonly pollers = new Map<string, SQSClient>();
   private readonly log: Log;
+  private readonly held: HeldMessages;
 
   constructor(private readonly options: RunnerOptions) {
     const { clients, stack, runtime } = options;
     this.log = fileLog(options.logFile, 'local-runner');
+    this.held = new HeldMessages(options.heldMessagesFile);
     // Every function a mapping or a schedule invokes has a Node.js here, or local mode stops at start-up with
     // what it has (one a custom resource provider uses, never invoked locally, is not asked for).
     const invoked = new Set([...stack.eventSources, ...stack.schedules].map((s) => s.functionLogicalId));
@@ -195,6 +203,7 @@ export class LocalRunner {
             batchSize: source.batchSize,
             batchingWindowMs: source.batchingWindowMs,
             waitSeconds: 1,
+            held: this.held,
           },
           async (event) => {
             const invocation = await this.host.invoke(fn, event);
@@ -259,6 +268,17 @@ export class LocalRunner {
     if (Date.now() - this.lastEarlySweep < 5_000) return;
     this.lastEarlySweep = Date.now();
     await Promise.all(this.options.stack.schedules.map((s) => this.fire(s)));
+  }
+
+  /**
+   * Before `start`: makes visible again the messages a previous run on this state held when it was killed
+   * (its mappings died with it, which Lambda's never do). Returns how many it gave back.
+   */
+  async giveBackLeftovers(): Promise<number> {
+    if (this.loops.length > 0) throw new Error('giveBackLeftovers must run before the mappings start');
+    const given = await this.held.giveBackLeftovers(this.options.clients.sqs);
+    if (given > 0) this.log.info('gave back the messages a killed run held', { messages: given });
+    return given;
   }
 
   start(): void {

@@ -26,4 +26,13 @@ export const DEFAULTS = {
     stepsPerExecution: 1000,
   },
   reconcileSettleMinutes: 15,
+  /**
+   * The bronze sink's visibility lease: each invocation sets its messages' visibility to this and extends it
+   * every third of it while it runs, so a crashed invocation (out of memory, a runtime crash, a killed
+   * sandbox) holds its tables about a minute, not the sink queue's 90-minute timeout. Not shorter: two beats
+   * 20 s apart can fail (a throttle, a lost answer, each after the SDK's retries) before a live invocation's
+   * messages lapse and a second sink runs the table beside it (safe, but wasted work); the beats cost one
+   * `ChangeMessageVisibilityBatch` per 10 messages every 20 s of a run.
+   */
+  sinkLeaseSeconds: 60,
 } as const;

@@ -122,6 +122,22 @@ export class ManifestAheadOfLedgerError extends InletError {
 }
 
 /**
+ * `ChangeMessageVisibilityBatch` answered, but refused some of its entries: those messages keep the
+ * visibility they had. Retryable: only a later call can tell whether the message is still held.
+ */
+export class VisibilityRefusedError extends InletError {
+  constructor(readonly refused: readonly { readonly receiptHandle: string; readonly code: string }[]) {
+    super(
+      `SQS did not change the visibility of ${refused.length} message(s): ${[
+        ...new Set(refused.map((r) => r.code)),
+      ].join(', ')}`,
+      { retryable: true },
+    );
+    this.name = 'VisibilityRefusedError';
+  }
+}
+
+/**
  * Set on an SDK error by the attempt-tracking middleware (shared/aws/attempts.ts): `true` when ANY attempt
  * of the call may have been applied. The SDK retries a call (3 attempts by default) and reports only the
  * last error, so a throttle on attempt 3 can hide a write that attempt 1 applied before its response was

@@ -1,10 +1,13 @@
 /**
- * AccessDenied as each service answers it, so the SDK raises the same error it would on AWS: S3's XML 403
- * (no body on HEAD), DynamoDB's and EventBridge's JSON AccessDeniedException (400), SQS's `AccessDenied`
- * (403; in the JSON protocol with `x-amzn-query-error` naming the query-protocol code, as SQS sends it).
- * Message text as IAM writes it: "User: <session> is not authorized to perform: <action> on resource:
- * <arn> because no identity-based policy allows the <action> action"
- * (https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html).
+ * The proxy's own answers as each service's protocol shapes an error, so the SDK raises the error it would
+ * on AWS. AccessDenied: S3's XML 403 (no body on HEAD), DynamoDB's and EventBridge's JSON
+ * AccessDeniedException (400), SQS's `AccessDenied` (403; in the JSON protocol with `x-amzn-query-error`
+ * naming the query-protocol code, as SQS sends it). Message text as IAM writes it: "User: <session> is not
+ * authorized to perform: <action> on resource: <arn> because no identity-based policy allows the <action>
+ * action" (https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html).
+ * ServiceUnavailable (503), when the emulator behind the proxy does not answer: AWS's common error for "a
+ * temporary failure of the server", which the SDK retries like any 5xx and Inlet counts as an outcome it
+ * cannot know (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/CommonErrors.html).
  */
 export interface DeniedResponse {
   readonly status: number;
@@ -71,5 +74,59 @@ export function accessDenied(
         ? { __type: 'com.amazon.coral.service#AccessDeniedException', Message: message }
         : { __type: 'AccessDeniedException', message },
     ),
+  };
+}
+
+/** How a request spoke to its service: what the error answering it must be written in. */
+export interface WireRequest {
+  readonly method: string;
+  /** `x-amz-target` was set: the JSON protocols (DynamoDB, EventBridge, Step Functions, SQS's JSON). */
+  readonly json: boolean;
+  readonly contentType?: string;
+}
+
+/**
+ * `ServiceUnavailable`, 503, in the request's protocol: rest-xml (S3), JSON 1.0/1.1 (with SQS's
+ * `x-amzn-query-error`, which the SDK names the error after), query (an XML `ErrorResponse`, for a form-encoded
+ * request), rest-json (Lambda: the type in `x-amzn-errortype`).
+ */
+export function serviceUnavailable(
+  service: string,
+  request: WireRequest,
+  message: string,
+  requestId: string,
+): DeniedResponse {
+  const code = 'ServiceUnavailable';
+  const status = 503;
+  if (service === 's3')
+    return {
+      status,
+      headers: { 'content-type': 'application/xml', 'x-amz-request-id': requestId },
+      body:
+        request.method === 'HEAD'
+          ? ''
+          : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message><RequestId>${requestId}</RequestId><HostId>inlet-iam-check</HostId></Error>`,
+    };
+  if (request.json)
+    return {
+      status,
+      headers: {
+        'content-type': request.contentType ?? 'application/x-amz-json-1.0',
+        'x-amzn-requestid': requestId,
+        'x-amzn-errortype': code,
+        ...(service === 'sqs' ? { 'x-amzn-query-error': `${code};Receiver` } : {}),
+      },
+      body: JSON.stringify({ __type: code, message }),
+    };
+  if (request.contentType?.startsWith('application/x-www-form-urlencoded'))
+    return {
+      status,
+      headers: { 'content-type': 'text/xml', 'x-amzn-requestid': requestId },
+      body: `<?xml version="1.0"?><ErrorResponse><Error><Type>Receiver</Type><Code>${code}</Code><Message>${xmlEscape(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+    };
+  return {
+    status,
+    headers: { 'content-type': 'application/json', 'x-amzn-requestid': requestId, 'x-amzn-errortype': code },
+    body: JSON.stringify({ message }),
   };
 }

@@ -15,7 +15,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Credentials, type DecisionRecord, IamCheck, type Registration } from './check.ts';
-import { accessDenied, deniedMessage } from './denied.ts';
+import { accessDenied, deniedMessage, serviceUnavailable } from './denied.ts';
 import type { AuthzRequest } from './evaluator.ts';
 import { type MappedRequest, mapRequest, UnmappedRequestError } from './requests.ts';
 
@@ -59,15 +59,19 @@ export async function startIamProxy(options: {
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent },
         resolve,
       );
-      out.once('error', reject);
+      out.once('error', (error) => reject(new UpstreamError(options.upstream, error)));
       out.end(body);
     });
 
   const upstreamGet = async (path: string): Promise<{ status: number; body: string }> => {
-    const response = await fetch(new URL(path, upstream), {
-      headers: { authorization: 'AWS4-HMAC-SHA256 Credential=test/20200101/us-east-1/s3/aws4_request' },
-    });
-    return { status: response.status, body: await response.text() };
+    try {
+      const response = await fetch(new URL(path, upstream), {
+        headers: { authorization: 'AWS4-HMAC-SHA256 Credential=test/20200101/us-east-1/s3/aws4_request' },
+      });
+      return { status: response.status, body: await response.text() };
+    } catch (error) {
+      throw new UpstreamError(options.upstream, error);
+    }
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
@@ -149,8 +153,21 @@ export async function startIamProxy(options: {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       handle(req, res, Buffer.concat(chunks)).catch((error: unknown) => {
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-        res.end(`IAM check proxy: ${error instanceof Error ? error.message : String(error)}`);
+        const message = `IAM check proxy: ${error instanceof Error ? error.message : String(error)}`;
+        if (res.headersSent) return res.end();
+        // A function's SDK must see what AWS would send when a service fails, a 503 in its protocol, which
+        // it retries: a plain-text body failed to parse (SyntaxError), an error no caller retries.
+        const signed = signer(req.headers);
+        if (error instanceof UpstreamError && signed && !req.url?.startsWith(CONTROL_PREFIX)) {
+          const wire = {
+            method: req.method ?? 'GET',
+            json: Boolean(req.headers['x-amz-target']),
+            ...(req.headers['content-type'] ? { contentType: req.headers['content-type'] } : {}),
+          };
+          return send(res, serviceUnavailable(signed.service, wire, message, `inlet-iam-${++requestIds}`));
+        }
+        res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(message);
       });
     });
   });
@@ -169,14 +186,30 @@ export async function startIamProxy(options: {
   };
 }
 
+/** The emulator behind the proxy did not answer (refused, reset, gone): the call never reached a service. */
+class UpstreamError extends Error {
+  constructor(upstream: string, cause: unknown) {
+    super(
+      `the emulator at ${upstream} did not answer: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+    this.name = 'UpstreamError';
+  }
+}
+
 function pipe(from: IncomingMessage, to: ServerResponse, mark: string): void {
   to.writeHead(from.statusCode ?? 502, { ...from.headers, 'x-inlet-iam': mark });
   from.pipe(to);
 }
 
-function send(res: ServerResponse, denied: ReturnType<typeof accessDenied>): void {
-  res.writeHead(denied.status, { ...denied.headers, 'x-inlet-iam': 'denied' });
-  res.end(denied.body);
+function send(res: ServerResponse, answer: ReturnType<typeof accessDenied>): void {
+  res.writeHead(answer.status, {
+    ...answer.headers,
+    'x-inlet-iam': answer.status === 503 ? 'upstream' : 'denied',
+  });
+  res.end(answer.body);
 }
 
 /**

@@ -26,12 +26,6 @@ export const NOT_EXERCISED_LOCALLY: readonly { owner: string; statement: RegExp;
     why: 'EventBridge starts reconcile executions on schedule; the delivery is checked against the template instead',
   },
   {
-    owner: 'Sink',
-    statement:
-      /^sqs:ChangeMessageVisibility, sqs:DeleteMessage, sqs:GetQueueAttributes, sqs:GetQueueUrl, sqs:ReceiveMessage, sqs:SendMessage on SinkQueue$/,
-    why: "local mode runs the sink in a loop, not from its queue (the sink queue's event source mapping is not emulated yet)",
-  },
-  {
     owner: 'BucketNotificationsHandler',
     statement: /^s3:PutBucketNotification/,
     why: "CDK's custom resource configures the bucket notifications at deploy time; local mode applies them with the S3 API",

@@ -6,7 +6,8 @@ import { trackAttempts } from '../aws/attempts.ts';
 import { PowertoolsMetrics } from '../aws/powertools-metrics.ts';
 import { powertoolsLog } from '../aws/runtime.ts';
 import { clientConfig, targetFromEnv } from '../aws/target.ts';
-import { configFromEnv, requiredEnv } from '../config.ts';
+import { configFromEnv, positiveIntEnv, requiredEnv } from '../config.ts';
+import { DEFAULTS } from '../defaults.ts';
 import type { SinkHandlerDeps } from '../handlers/sink-handler.ts';
 import type { Log } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
@@ -39,6 +40,8 @@ export function sinkRuntimeFromEnv(
   const log: Log = overrides.log ?? powertoolsLog(SERVICE.sink);
   const ledgerTable = requiredEnv(env, 'INLET_LEDGER_TABLE');
   const cursors = new DynamoDbSinkCursorStore({ client: dynamodb, tableName: ledgerTable });
+  // The failed tables' backoff and the visibility lease: ChangeMessageVisibilityBatch on the sink queue.
+  const visibility = new SqsRetryScheduler(sqs);
   return {
     config: configFromEnv(env),
     store: new S3BatchStore({ client: s3, bucket: manifestBucket }),
@@ -59,9 +62,20 @@ export function sinkRuntimeFromEnv(
         }),
       ),
     now: Date.now,
-    retries: new SqsRetryScheduler(sqs),
+    retries: visibility,
     nudger:
       overrides.nudger ??
       new SqsSinkNudger({ client: sqs, queueUrl: requiredEnv(env, 'INLET_SINK_QUEUE_URL') }),
+    lease: {
+      visibility,
+      seconds: DEFAULTS.sinkLeaseSeconds,
+      queueVisibilitySeconds: queueVisibilitySeconds(env),
+    },
   };
+}
+
+/** The sink queue's visibility timeout, as the construct set it (6x the sink's timeout). */
+function queueVisibilitySeconds(env: NodeJS.ProcessEnv): number {
+  requiredEnv(env, 'INLET_SINK_QUEUE_VISIBILITY_SECONDS');
+  return positiveIntEnv(env, 'INLET_SINK_QUEUE_VISIBILITY_SECONDS', 0);
 }

@@ -6,6 +6,7 @@ import type { RetryScheduler } from '../storage/batch-store.ts';
 import { type SinkDeps, type SinkOutcome, SinkTable } from '../usecases/sink.ts';
 import * as z from '../zod.ts';
 import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from './fifo-backoff.ts';
+import { type LeaseSettings, VisibilityLease } from './visibility-lease.ts';
 
 export type SinkHandler = (
   event: SQSEvent,
@@ -41,6 +42,18 @@ export type SinkHandlerDeps = SinkDeps & {
   readonly metrics: MetricsSink;
   /** Sets the visibility of a failed table's messages; without it they keep the queue's timeout. */
   readonly retries?: RetryScheduler;
+  /**
+   * A visibility lease with a heartbeat on the invocation's messages (./visibility-lease.ts), so a crashed
+   * invocation holds its tables one lease, not the queue's visibility timeout. Without it they keep the
+   * queue's timeout while the invocation runs.
+   */
+  readonly lease?: Omit<LeaseSettings, 'maxSeconds'> & {
+    /**
+     * The queue's visibility timeout: the longest lease, and what a table stopped for good (a failure that
+     * does not pass, a malformed message) waits for its retry, as it did before the lease.
+     */
+    readonly queueVisibilitySeconds: number;
+  };
 };
 
 /**
@@ -72,11 +85,16 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
     const done = new Set<string>();
     /** Message group (table) -> seconds until its failed messages come back. */
     const delays = new Map<string, number>();
+    /** A failure that does not pass keeps the queue's timeout, which the lease shortened: it is set back. */
+    const stopped = (record: SQSRecord) => {
+      if (deps.lease) delays.set(groupOf(record), deps.lease.queueVisibilitySeconds);
+    };
     const handleRecord = async (sqsRecord: SQSRecord): Promise<void> => {
       const parsed = sinkMessage.safeParse(jsonOrUndefined(sqsRecord.body));
       if (!parsed.success) {
         // Only EventBridge and the sink write this queue: a bad message is a bug; it goes to the DLQ.
         m.count(METRIC.sinkErrors, 1);
+        stopped(sqsRecord);
         throw new Error(`malformed sink message: ${sqsRecord.body.slice(0, 200)}`);
       }
       const table = parsed.data;
@@ -112,17 +130,33 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
             groupOf(sqsRecord),
             backoffSeconds(receivesOf(sqsRecord), deps.random ?? Math.random, RETRY_BACKOFF),
           );
+        else stopped(sqsRecord);
         deps.log.error('bronze sink failed', { table, error: String(error), retry });
         throw error;
       }
     };
     const processor = new SqsFifoPartialProcessorAsync();
-    try {
-      const response = await processPartialResponse(event, handleRecord, processor, {
-        throwOnFullBatchFailure: false,
-        // One table's failure (failOnNewColumns, a broken table, a 5xx) must not hold the other tables.
-        skipGroupOnError: true,
+    // Held from the start: the queue's long timeout covers only the time before the invocation began.
+    const lease =
+      deps.lease &&
+      new VisibilityLease(event.Records, {
+        ...deps.lease,
+        maxSeconds: deps.lease.queueVisibilitySeconds,
+        log: deps.log,
       });
+    try {
+      let response: SQSBatchResponse;
+      try {
+        response = await processPartialResponse(event, handleRecord, processor, {
+          throwOnFullBatchFailure: false,
+          // One table's failure (failOnNewColumns, a broken table, a 5xx) must not hold the other tables.
+          skipGroupOnError: true,
+        });
+      } finally {
+        // Before the backoff, so no beat overwrites it; the succeeded messages keep the last beat's visibility
+        // (two thirds of a lease at least) until Lambda deletes them.
+        await lease?.end();
+      }
       await giveBack(deps, event, response, delays, 'failed sink runs');
       return response;
     } finally {

@@ -305,6 +305,29 @@ describe('IAM', () => {
     ).toBe(false);
   });
 
+  it('gives the bronze sink SQS actions on its own queue only: consume (the lease and backoff change visibility) and its nudges', () => {
+    const resources = synth({ tables: [{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }] });
+    const sqs = allows(resources)
+      .filter((g) => /^InletBronzeSinkServiceRoleDefaultPolicy/.test(g.id) && g.action.startsWith('sqs:'))
+      .map((g) => `${g.action} ${g.resource}`)
+      .sort();
+    // The event source's grantConsumeMessages holds sqs:ChangeMessageVisibility, which the visibility lease
+    // (at the start of each run and every 20 s) and a failed table's backoff call: nothing to add. CDK merges
+    // it with the send grant (its nudges) into one statement.
+    expect(sqs).toEqual(
+      [
+        'ChangeMessageVisibility',
+        'DeleteMessage',
+        'GetQueueAttributes',
+        'GetQueueUrl',
+        'ReceiveMessage',
+        'SendMessage',
+      ]
+        .map((a) => `sqs:${a} BronzeSinkQueue`)
+        .sort(),
+    );
+  });
+
   it("lets the nudge schedules only send to the sink queue, and the sink only read tables' heads", () => {
     const resources = synth({ tables: [{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }] });
     const grants = allows(resources);

@@ -1,13 +1,16 @@
 /**
- * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S,K] [--variant NAME] [--scenario clean] [--trace]`
- * (`--scenario clean`: two bronze tables over one prefix with cleanSource, landing keys rewritten; world.ts)
+ * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S,K] [--variant NAME] [--scenario clean]
+ * [--heartbeat held|flaky|lost] [--trace]`
+ * (`--scenario clean`: two bronze tables over one prefix with cleanSource, landing keys rewritten; world.ts;
+ * `--heartbeat`: how the sink's visibility lease fares in every seed, `flaky` and `lost` letting two sinks
+ * run one table at once)
  * Runs seeds S..S+N-1; each failing seed prints its violations, the tail of its trace and the one
  * command that replays it. Ends with `simulation: <S> seeds, <V> violations`.
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_WORKERS, simulate, type Workers } from './simulate.ts';
+import { DEFAULT_WORKERS, type SimOptions, simulate, type Workers } from './simulate.ts';
 import { VARIANTS, type VariantName } from './variants.ts';
-import type { Scenario } from './world.ts';
+import type { Scenario, SinkHeartbeat } from './world.ts';
 
 const { values } = parseArgs({
   options: {
@@ -16,6 +19,7 @@ const { values } = parseArgs({
     workers: { type: 'string' },
     variant: { type: 'string' },
     scenario: { type: 'string', default: 'plain' },
+    heartbeat: { type: 'string' },
     trace: { type: 'boolean', default: false },
   },
 });
@@ -40,11 +44,23 @@ if (scenario !== 'plain' && scenario !== 'clean') {
   process.exit(2);
 }
 
+const heartbeat = values.heartbeat as SinkHeartbeat | undefined;
+if (heartbeat !== undefined && !['held', 'flaky', 'lost'].includes(heartbeat)) {
+  console.error(`unknown heartbeat ${heartbeat}; one of: held, flaky, lost`);
+  process.exit(2);
+}
+
 const started = Date.now();
 let failedSeeds = 0;
 let violations = 0;
+let overlaps = 0;
+let overlapSeeds = 0;
 for (let seed = first; seed < first + count; seed++) {
-  const result = await simulate({ seed, workers, scenario, ...(variant ? VARIANTS[variant] : {}) });
+  const options: Pick<SimOptions, 'plumbing' | 'scenario'> = variant ? VARIANTS[variant] : {};
+  const plumbing = { ...options.plumbing, ...(heartbeat ? { sinkHeartbeat: heartbeat } : {}) };
+  const result = await simulate({ seed, workers, scenario, ...options, plumbing });
+  overlaps += result.world.sinkOverlaps;
+  if (result.world.sinkOverlaps > 0) overlapSeeds += 1;
   if (result.violations.length === 0) continue;
   failedSeeds += 1;
   violations += result.violations.length;
@@ -53,6 +69,7 @@ for (let seed = first; seed < first + count; seed++) {
     values.workers ? `--workers ${values.workers}` : '',
     variant ? `--variant ${variant}` : '',
     scenario !== 'plain' ? `--scenario ${scenario}` : '',
+    heartbeat ? `--heartbeat ${heartbeat}` : '',
     '--trace',
   ]
     .filter(Boolean)
@@ -68,6 +85,7 @@ for (let seed = first; seed < first + count; seed++) {
 }
 console.log(
   `\n${scenario} scenario: ${count} seeds in ${((Date.now() - started) / 1000).toFixed(1)} s; ${failedSeeds} failing seed(s)` +
+    `\nsinks on one table at once: ${overlaps} times, in ${overlapSeeds} seed(s)` +
     `\nsimulation: ${count} seeds, ${violations} violations`,
 );
 process.exitCode = violations > 0 ? 1 : 0;

@@ -30,6 +30,12 @@ export interface SimOptions {
   readonly settleMs?: number;
   /** `clean`: two bronze tables over one prefix with cleanSource, and landing keys rewritten (world.ts). */
   readonly scenario?: Scenario;
+  /**
+   * Stops the run (it throws) once aborted. A test that timed out is abandoned by the runner, not stopped:
+   * its simulation would go on holding `setTimeout` and `Math.random` (hijackTime) while the next files run
+   * in the same worker, whose sleeps then wait on a simulated clock nobody advances.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface SimResult {
@@ -201,6 +207,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
   let checkedWrites = -1;
   let stopped = false;
   for (;;) {
+    options.signal?.throwIfAborted();
     if (!(await scheduler.step())) break;
     world.nudgeIfDue();
     if (world.bucket.writes !== checkedWrites) {

@@ -7,11 +7,10 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
 import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
-import type { RetryScheduler } from '../../shared/storage/batch-store.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
-import type { Received, SqsQueue } from './fakes/sqs.ts';
+import { type Received, SimMessageVisibility, type SqsQueue } from './fakes/sqs.ts';
 import { foreignCommit } from './foreign-writer.ts';
-import { Worker } from './scheduler.ts';
+import { never, Worker } from './scheduler.ts';
 import { bronzePrefixes, TIMING, type World } from './world.ts';
 
 export type Role = 'batcher' | 'committer' | 'sweeper' | 'sink' | 'foreign';
@@ -82,15 +81,8 @@ export class Fleet {
   }
 
   /** ChangeMessageVisibilityBatch on a queue, through the SDK fault model like any call. */
-  private retries(worker: Worker, queue: SqsQueue): RetryScheduler {
-    const { aws } = this.world;
-    return {
-      retryLater: async (messages) => {
-        await aws.send(worker, 'sqs', `changeVisibility ${queue.name}`, () => {
-          for (const m of messages) queue.changeVisibility(Number(m.receiptHandle), m.seconds * 1000);
-        });
-      },
-    };
+  private retries(worker: Worker, queue: SqsQueue): SimMessageVisibility {
+    return new SimMessageVisibility({ queue, aws: this.world.aws, worker });
   }
 
   private async committer(worker: Worker): Promise<void> {
@@ -115,7 +107,10 @@ export class Fleet {
     }
   }
 
-  /** The bronze sink Lambda on its FIFO queue: the real handler and SinkTable over the fakes. */
+  /**
+   * The bronze sink Lambda on its FIFO queue: the real handler and SinkTable over the fakes, holding its
+   * messages with the visibility lease (its beats on the simulated clock, lost in some seeds).
+   */
   private async sink(worker: Worker): Promise<void> {
     const { scheduler, sinkQueue, rng } = this.world;
     for (;;) {
@@ -123,6 +118,7 @@ export class Fleet {
       const received = sinkQueue.receive(rng.int(1, 10));
       if (received.length === 0) continue;
       scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.messageId).join(',')}`);
+      this.holdTables(worker, received);
       await this.invoke(worker, this.world.sinkTimeoutMs, async () => {
         const { config, store, log, now } = this.world.ports(worker);
         const handler = makeSinkHandler({
@@ -132,6 +128,24 @@ export class Fleet {
           now,
           ...this.world.sinkPorts(worker),
           retries: this.retries(worker, sinkQueue),
+          lease: {
+            visibility: new SimMessageVisibility({
+              queue: sinkQueue,
+              aws: this.world.aws,
+              worker,
+              lost: () => this.world.heartbeatLost(),
+            }),
+            seconds: TIMING.sinkLeaseMs / 1000,
+            queueVisibilitySeconds: sinkQueue.options.visibilityMs / 1000,
+            // A timer firing is no point a Lambda can crash at (the model crashes workers between calls):
+            // the beat's wait resumes on the worker's behalf, and only stops once the worker is dead.
+            sleep: (ms, signal) =>
+              unlessAborted(
+                scheduler.sleep(undefined, ms, worker).then(() => (worker.crashed ? never : undefined)),
+                signal,
+              ),
+            now,
+          },
         });
         const response = await handler(sqsEvent(received, 'sink.fifo'), {
           getRemainingTimeInMillis: () => worker.deadline - scheduler.now,
@@ -140,7 +154,22 @@ export class Fleet {
         scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
         for (const r of received) if (!failed.has(r.message.messageId)) sinkQueue.delete(r);
       });
+      this.world.sinkRuns.delete(worker);
     }
+  }
+
+  /** Records the tables (groups) an invocation holds, counting each it shares with a live one. */
+  private holdTables(worker: Worker, received: readonly Received[]): void {
+    const tables = new Set(received.map((r) => r.message.group ?? ''));
+    for (const [other, held] of this.world.sinkRuns) {
+      const shared = [...tables].filter((t) => held.has(t));
+      if (other.crashed || shared.length === 0) continue;
+      this.world.sinkOverlaps += 1;
+      this.world.scheduler.log(
+        `${worker.name} runs ${shared.join(',')} while ${other.name} holds it (overlap)`,
+      );
+    }
+    this.world.sinkRuns.set(worker, tables);
   }
 
   /**
@@ -197,4 +226,17 @@ function sqsEvent(received: readonly Received[], queue: string): SQSEvent {
         }) as unknown as SQSRecord,
     ),
   };
+}
+
+/** A simulated sleep the lease can cut short (the parked call still resumes later, to no one). */
+function unlessAborted(sleep: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void sleep.then(done);
+  });
 }

@@ -7,6 +7,7 @@ import { bronzeLocation } from '../../shared/bronze/config.ts';
 import type { FileClaims, LandingCleaner, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
 import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
+import { DEFAULTS } from '../../shared/defaults.ts';
 import type { Log } from '../../shared/log.ts';
 import type { MetricsSink } from '../../shared/metrics.ts';
 import { SimDeltaStore, SimSinkCursors, SimSinkNudger, SimSourceObjects } from './fakes/bronze.ts';
@@ -33,7 +34,15 @@ export const TIMING = {
   sinkVisibilityMs: 540_000,
   /** The bronze tables' nudge schedule: 15 minutes / 10. */
   sinkNudgeEveryMs: 90_000,
+  /** The sink's visibility lease (DEFAULTS.sinkLeaseSeconds / 10), extended every third of it. */
+  sinkLeaseMs: DEFAULTS.sinkLeaseSeconds * 100,
 } as const;
+
+/**
+ * How the sink's visibility lease beats in a seed: `held`, under SQS's faults only; `flaky`, half its calls
+ * never reach SQS; `lost`, none does (the queue's own visibility applies, as without a lease).
+ */
+export type SinkHeartbeat = 'held' | 'flaky' | 'lost';
 
 export const MANIFEST_BUCKET = 'manifests';
 
@@ -128,6 +137,11 @@ export interface Plumbing {
   readonly cleaner?: (ctx: ConstructorParameters<typeof SimLandingCleaner>[0]) => LandingCleaner;
   /** The other tables' claims as cleanSource reads them (a variant may not wait for them). */
   readonly claims?: (ctx: ConstructorParameters<typeof SimFileClaims>[0]) => FileClaims;
+  /**
+   * Force how the sink's heartbeat fares; `flaky` and `lost` also give the sink queue a 2-second visibility,
+   * so a lapsed lease lets a second sink run the table. Otherwise the seed decides (half overlap).
+   */
+  readonly sinkHeartbeat?: SinkHeartbeat;
 }
 
 export class World {
@@ -178,6 +192,14 @@ export class World {
   readonly foreignWriter: boolean;
   /** Its choices: a stream of their own. */
   readonly foreignRng: Rng;
+  /** How the sink's visibility lease fares in this seed. */
+  readonly sinkHeartbeat: SinkHeartbeat;
+  /** Which beats are lost (`flaky`): a stream of its own. */
+  private readonly heartbeatRng: Rng;
+  /** The tables each sink invocation now running holds (its messages' groups). */
+  readonly sinkRuns = new Map<Worker, ReadonlySet<string>>();
+  /** Sink invocations that started on a table another live invocation still held. */
+  sinkOverlaps = 0;
   private batchSeq = 0;
   private attempts = 0;
 
@@ -210,8 +232,12 @@ export class World {
       duplicateRate: 0,
     });
     // As with the commit queue: some seeds redeliver a table's sink message while a run still holds it,
-    // so two sinks write one table at once (the If-None-Match log entry must keep it exactly once).
-    const sinkOverlap = this.rng.chance(0.5);
+    // so two sinks write one table at once (the If-None-Match log entry must keep it exactly once). Since the
+    // sink holds its messages with a lease, that takes its heartbeat failing: lost or flaky in those seeds.
+    const sinkOverlap = plumbing.sinkHeartbeat ? plumbing.sinkHeartbeat !== 'held' : this.rng.chance(0.5);
+    this.heartbeatRng = new Rng((seed * 6_271 + 53) >>> 0);
+    this.sinkHeartbeat =
+      plumbing.sinkHeartbeat ?? (sinkOverlap ? this.heartbeatRng.pick(['flaky', 'lost'] as const) : 'held');
     // A third of the seeds give the sink a timeout just over the 60 s its handler keeps back: a run's budget
     // is 1.5 s, so a backlog is written over several runs, each nudging the next on the sink queue.
     const shortTimeout = this.rng.chance(1 / 3);
@@ -305,6 +331,12 @@ export class World {
         return `${t.name}:${sink}:${clean}`;
       })
       .join(',');
+  }
+
+  /** Whether this call of the sink's heartbeat never reaches SQS. */
+  heartbeatLost(): boolean {
+    if (this.sinkHeartbeat === 'lost') return true;
+    return this.sinkHeartbeat === 'flaky' && this.heartbeatRng.chance(0.5);
   }
 
   stopFaults(): void {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NewColumnsError } from '../../shared/bronze/errors.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { InletError } from '../../shared/errors.ts';
@@ -6,10 +6,23 @@ import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
-import type { RetryLater } from '../../shared/storage/batch-store.ts';
+import type { MessageVisibility, RetryLater } from '../../shared/storage/batch-store.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './bronze-memory.ts';
 
-function setup(now: () => number = () => 0) {
+/** SQS's ChangeMessageVisibilityBatch as the lease calls it: each call's receipt handles and seconds. */
+function visibilityRecorder(events: string[] = []) {
+  const calls: Array<Array<[string, number]>> = [];
+  const visibility: MessageVisibility = {
+    changeVisibility: async (messages) => {
+      calls.push(messages.map((m) => [m.receiptHandle, m.seconds]));
+      events.push('lease');
+      return [];
+    },
+  };
+  return { calls, visibility };
+}
+
+function setup(now: () => number = () => 0, lease?: MessageVisibility) {
   const manifests = new Map<number, Manifest>();
   const sources = new MemorySources();
   const delta = new MemoryDelta();
@@ -30,6 +43,7 @@ function setup(now: () => number = () => 0) {
     now,
     nudger: { nudge: async (table, after) => void nudges.push([table, after]) },
     metrics: new MemoryMetrics(),
+    ...(lease ? { lease: { visibility: lease, seconds: 60, queueVisibilitySeconds: 5400 } } : {}),
   });
   return { handler, delta, cursors, nudges };
 }
@@ -60,6 +74,38 @@ describe('the sink Lambda handler', () => {
     expect(nudges).toHaveLength(1);
   });
 
+  describe('under the visibility lease', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('holds every message of the invocation from its start, before any write, and leaves no timer when it returns', async () => {
+      vi.useFakeTimers({ now: 0 });
+      const events: string[] = [];
+      const { calls, visibility } = visibilityRecorder(events);
+      const { handler, delta } = setup(() => 0, visibility);
+      const put = delta.putCommitIfAbsent.bind(delta);
+      delta.putCommitIfAbsent = (version, body) => {
+        events.push('delta commit');
+        return put(version, body);
+      };
+      const response = await handler(sinkEvent([committed, committed]), {
+        getRemainingTimeInMillis: () => 900_000,
+      });
+      expect(response.batchItemFailures).toEqual([]);
+      expect(calls[0]).toEqual([
+        ['r0', 60],
+        ['r1', 60],
+      ]);
+      expect(events[0]).toBe('lease');
+      expect(events).toContain('delta commit');
+      // Ended with the invocation: no beat pending to fire in the next one of a thawed environment.
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(calls).toHaveLength(1);
+    });
+  });
+
   it('fails a malformed message (to the DLQ after retries) and the rest of the FIFO batch with it', async () => {
     const { handler } = setup();
     const response = await handler(sinkEvent(['not json', committed]), {
@@ -71,7 +117,7 @@ describe('the sink Lambda handler', () => {
 
 describe('one table cannot stall another (F8)', () => {
   /** Tables `a` and `b` on one queue; `a`'s Delta store fails every call with `failure`. */
-  function twoTables(failure: Error) {
+  function twoTables(failure: Error, lease?: MessageVisibility) {
     const manifests = new Map<string, Manifest>();
     const sources = new MemorySources();
     for (const table of ['a', 'b']) {
@@ -103,6 +149,7 @@ describe('one table cannot stall another (F8)', () => {
       nudger: { nudge: async () => {} },
       metrics: new MemoryMetrics(),
       retries: { retryLater: async (messages) => void later.push(...messages) },
+      ...(lease ? { lease: { visibility: lease, seconds: 60, queueVisibilitySeconds: 5400 } } : {}),
     });
     // FIFO order within a batch: a's messages first, then b's (Lambda hands several groups at once).
     const event = sinkEvent([
@@ -135,5 +182,30 @@ describe('one table cannot stall another (F8)', () => {
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
     expect([...t.deltas.b.commits.keys()]).toEqual([0]);
     expect(t.later).toEqual([]);
+  });
+
+  it('under the lease, gives a table stopped for good the queue timeout back (its messages had only the lease), the others none', async () => {
+    const { calls, visibility } = visibilityRecorder();
+    const t = twoTables(new NewColumnsError('a', 1, ['x']), visibility);
+    const response = await t.handler(t.event, { getRemainingTimeInMillis: () => 900_000 });
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
+    expect(calls[0]?.map(([handle]) => handle)).toEqual(['r0', 'r1', 'r2']);
+    expect(t.later).toEqual([
+      { receiptHandle: 'r0', queueArn: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo', seconds: 5400 },
+      { receiptHandle: 'r1', queueArn: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo', seconds: 5400 },
+    ]);
+  });
+
+  it('under the lease, still backs a passing failure off by its receive count', async () => {
+    const { visibility } = visibilityRecorder();
+    const t = twoTables(
+      new InletError('S3 answered 503 after the SDK retries', { retryable: true }),
+      visibility,
+    );
+    await t.handler(t.event, { getRemainingTimeInMillis: () => 900_000 });
+    expect(t.later.map((l) => [l.receiptHandle, l.seconds])).toEqual([
+      ['r0', 5],
+      ['r1', 5],
+    ]);
   });
 });

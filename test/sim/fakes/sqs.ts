@@ -4,13 +4,17 @@
  * within 5 minutes. Both: visibility timeout, redelivery, maxReceiveCount then the DLQ, and a delete with a
  * stale receipt handle that succeeds without deleting (SQS DeleteMessage docs).
  */
-import { classifyAwsError, UnknownOutcomeError } from '../../../shared/errors.ts';
+import { classifyAwsError, UnknownOutcomeError, VisibilityRefusedError } from '../../../shared/errors.ts';
 import type {
   BatchCommittedEvent,
   CommitQueue,
   EventPublisher,
+  MessageVisibility,
+  RefusedVisibility,
+  RetryLater,
+  RetryScheduler,
 } from '../../../shared/storage/batch-store.ts';
-import type { Aws } from '../faults.ts';
+import { type Aws, sdkError } from '../faults.ts';
 import type { Rng, Scheduler, Worker } from '../scheduler.ts';
 import type { Classify } from './ledger.ts';
 
@@ -107,14 +111,45 @@ export class SqsQueue {
     this.messages = this.messages.filter((m) => m !== received.message);
   }
 
-  /** ChangeMessageVisibility: only the latest receipt handle of a message still in flight counts. */
-  changeVisibility(receipt: number, ms: number): void {
+  /**
+   * ChangeMessageVisibility: only the latest receipt handle of a message still in flight counts; SQS refuses
+   * the others (`ReceiptHandleIsInvalid`: received again since, or deleted; `MessageNotInflight`: visible).
+   */
+  changeVisibility(receipt: number, ms: number): 'ReceiptHandleIsInvalid' | 'MessageNotInflight' | undefined {
     const m = this.messages.find((x) => x.receipt === receipt);
-    if (m && m.visibleAt > this.scheduler.now) m.visibleAt = this.scheduler.now + ms;
+    if (!m) return 'ReceiptHandleIsInvalid';
+    if (m.visibleAt <= this.scheduler.now) return 'MessageNotInflight';
+    m.visibleAt = this.scheduler.now + ms;
+    return undefined;
   }
 
   get size(): number {
     return this.messages.length;
+  }
+}
+
+/**
+ * ChangeMessageVisibilityBatch through the SDK fault model: each entry answered on its own. `lost` says
+ * whether a call never reaches SQS (every attempt fails): the sink's heartbeat lost in some seeds.
+ */
+export class SimMessageVisibility implements MessageVisibility, RetryScheduler {
+  constructor(private readonly ctx: { queue: SqsQueue; aws: Aws; worker: Worker; lost?: () => boolean }) {}
+
+  async changeVisibility(messages: readonly RetryLater[]): Promise<readonly RefusedVisibility[]> {
+    const lost = this.ctx.lost?.() ?? false;
+    const op = `changeVisibility ${this.ctx.queue.name}${lost ? ' (lost)' : ''}`;
+    return this.ctx.aws.send(this.ctx.worker, 'sqs', op, () => {
+      if (lost) throw sdkError('InternalServerError', 500);
+      return messages.flatMap((m) => {
+        const code = this.ctx.queue.changeVisibility(Number(m.receiptHandle), m.seconds * 1000);
+        return code ? [{ receiptHandle: m.receiptHandle, code, senderFault: true, message: code }] : [];
+      });
+    });
+  }
+
+  async retryLater(messages: readonly RetryLater[]): Promise<void> {
+    const refused = await this.changeVisibility(messages);
+    if (refused.length > 0) throw new VisibilityRefusedError(refused);
   }
 }
 
