@@ -15,6 +15,7 @@ import { cost } from './cost.ts';
 import { groupCommit } from './group-commit.ts';
 import { incremental } from './incremental.ts';
 import { latency } from './latency.ts';
+import { peers } from './peers.ts';
 import { rawWrites } from './raw-writes.ts';
 import { sink } from './sink.ts';
 import { type BenchContext, type Benchmark, log, quick, seconds } from './support.ts';
@@ -38,6 +39,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   bundles,
   cli,
   sink,
+  peers,
 ];
 
 /** `--only a,b`: just those (a benchmark's prerequisites included by the caller); results are printed only. */

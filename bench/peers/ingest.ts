@@ -1,0 +1,305 @@
+// Inlet and the Powertools pipeline on the same S3 events, duplicates included, in the same run: requests,
+// write units and dollars per file, throughput, and what each pipeline's output holds (files lost, files
+// listed twice), read back from the output, not assumed.
+import { randomUUID } from 'node:crypto';
+import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { pollOnce } from '../../local/poller.ts';
+import { type AwsClients, createClients, destroyClients } from '../../shared/aws/clients.ts';
+import { queueDepth } from '../../shared/aws/queues.ts';
+import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
+import { commitsInFlight } from '../../shared/usecases/sweep.ts';
+import { s3Notification } from '../../test/support/events.ts';
+import { uniqueName } from '../../test/support/names.ts';
+import { countRequests, RequestCounter } from '../../test/support/request-counter.ts';
+import { billedUnits, requestsPerFile, usdPerMillionFiles } from '../cost.ts';
+import { afterHop, type BenchContext, inChunks, log, pipeline, quick } from '../support.ts';
+import { serializeItemWrites } from './item-writes.ts';
+import { MESSAGE_ID_KEY, OBJECT_KEY, type OutputFile, powertoolsLoader } from './powertools-loader.ts';
+
+/** Files, and one duplicate event for every tenth file (S3 delivers at least once). */
+export const PEER_SIZE = quick ? { files: 500, duplicateEvery: 10 } : { files: 5_000, duplicateEvery: 10 };
+const TABLE = 'peers';
+
+/** The run's events: one S3 notification body per file, duplicates identical, in a fixed shuffled order. */
+function peerEvents(bucket: string) {
+  const keys = Array.from(
+    { length: PEER_SIZE.files },
+    (_, i) => `${TABLE}/2026/11/30/part-${String(i).padStart(6, '0')}.json`,
+  );
+  const bodies = keys.map((key) =>
+    s3Notification({ bucket, key, size: 1_000, eventTime: '2026-11-30T12:00:00.000Z' }),
+  );
+  const duplicates = bodies.filter((_, i) => i % PEER_SIZE.duplicateEvery === 0);
+  return { keys, bodies: shuffle([...bodies, ...duplicates], 24) };
+}
+
+/** Fisher-Yates with a fixed seed (mulberry32): every run sends the same order, duplicates apart. */
+function shuffle<T>(items: T[], seed: number): T[] {
+  let state = seed;
+  const random = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+  return items;
+}
+
+/** S3's own sends: one message per event, uncounted (the cost adds one SQS request per event for them). */
+async function send(observer: AwsClients, queueUrl: string, bodies: readonly string[]) {
+  await inChunks(bodies, 10, (batch) =>
+    observer.sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: batch.map((MessageBody, j) => ({ Id: String(j), MessageBody })),
+      }),
+    ),
+  );
+}
+
+interface Source {
+  readonly queueUrl: string;
+  readonly batchSize: number;
+  readonly batchingWindowMs?: number;
+  readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+}
+
+/**
+ * Lambda's event source mappings, one invocation at a time, until every queue is empty and `quiet` says the
+ * pipeline is done. A queue is polled only when a message is visible in it (the bench's own look, uncounted):
+ * waiting out a visibility timeout costs no requests, as Lambda's long polls cost next to none. Returns the
+ * invocations, the time spent in them (receive, handler, delete) and the wall time.
+ */
+async function serve(
+  sqs: AwsClients['sqs'],
+  observer: AwsClients,
+  sources: readonly Source[],
+  quiet: () => Promise<boolean>,
+) {
+  const started = performance.now();
+  let invocations = 0;
+  let busyMs = 0;
+  for (;;) {
+    let waiting = 0;
+    let worked = false;
+    for (const source of sources) {
+      const { visible, inFlight } = await queueDepth(observer.sqs, source.queueUrl);
+      waiting += visible + inFlight;
+      if (visible === 0) continue;
+      const begun = performance.now();
+      const poll = await pollOnce({ client: sqs, ...source }, source.handler);
+      if (poll.received === 0) continue;
+      invocations += 1;
+      busyMs += performance.now() - begun;
+      worked = true;
+    }
+    if (worked) continue;
+    if (waiting === 0 && (await quiet())) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { invocations, busyMs, wallMs: performance.now() - started };
+}
+
+/** What a pipeline's output holds against the files whose events were sent. */
+function outcome(expected: readonly string[], listed: readonly string[]) {
+  const counts = new Map<string, number>();
+  for (const key of listed) counts.set(key, (counts.get(key) ?? 0) + 1);
+  const lost = expected.filter((key) => !counts.has(key)).length;
+  const duplicated = [...counts.values()].reduce((n, c) => n + c - 1, 0);
+  const unexpected = [...counts.keys()].filter((key) => !expected.includes(key)).length;
+  return { lost, duplicated, unexpected, files: counts.size };
+}
+
+function report(
+  counter: RequestCounter,
+  run: { invocations: number; busyMs: number; wallMs: number },
+  events: number,
+  files: number,
+  eventBridgeEvents: number,
+) {
+  const units = billedUnits(counter, events, run.invocations, eventBridgeEvents);
+  return {
+    files,
+    events,
+    usdPerMillionFiles: usdPerMillionFiles(units, files),
+    requestsPerFile: requestsPerFile(units, files),
+    requests: Object.fromEntries([...counter.requests].sort()),
+    // Per unit of Lambda concurrency: one invocation at a time, the time spent in invocations.
+    filesPerSecond: Math.round(files / (run.busyMs / 1000)),
+    invocations: run.invocations,
+    busySeconds: Math.round(run.busyMs) / 1000,
+    wallSeconds: Math.round(run.wallMs) / 1000,
+  };
+}
+
+/** A Lambda context as the runtime passes it: the function's timeout starts with the invocation. */
+function lambdaContext(functionName: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
+    memoryLimitInMB: '256',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'bench',
+    getRemainingTimeInMillis: () => deadline - Date.now(),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+async function inlet(ctx: BenchContext) {
+  const clients = createClients(ctx.target);
+  try {
+    const h = await pipeline(clients, TABLE, true);
+    serializeItemWrites(clients.dynamodb, { [h.resources.ledgerTable]: ['pk', 'sk'] });
+    const probe = new DynamoDbLedger({ client: ctx.observer.dynamodb, tableName: h.resources.ledgerTable });
+    const { keys, bodies } = peerEvents(h.resources.landingBucket);
+    await send(ctx.observer, h.resources.ingestQueue.url, bodies);
+    h.counter.reset();
+    const hop = ctx.hops?.lambdaInvokeMs ?? 0;
+    const run = await serve(
+      clients.sqs,
+      ctx.observer,
+      [
+        {
+          queueUrl: h.resources.ingestQueue.url,
+          batchSize: 1_000,
+          batchingWindowMs: 1_000,
+          handler: afterHop(hop, h.batcher()),
+        },
+        { queueUrl: h.resources.commitQueue.url, batchSize: 10, handler: afterHop(hop, h.committer()) },
+      ],
+      // The bench's look at the ledger, on its own clients: not the pipeline's requests.
+      () => commitsInFlight(probe, h.config.tables).then((inFlight) => !inFlight),
+    );
+    const measured = report(h.counter, run, bodies.length, keys.length, h.published.length);
+    const listed = (await h.manifests(TABLE)).flatMap((m) => m.files.map((f) => f.key));
+    return { ...measured, ...outcome(keys, listed) };
+  } finally {
+    destroyClients(clients);
+  }
+}
+
+/** The Powertools pipeline with the SAM template of its docs: BatchSize default (10), timeout 5 s, visibility 30 s. */
+async function powertools(ctx: BenchContext, eventKeyJmesPath: string) {
+  const { observer } = ctx;
+  const id = uniqueName('powertools');
+  // The idempotency table as the docs' templates make it: partition key `id`, TTL on `expiration`.
+  await observer.dynamodb.send(
+    new CreateTableCommand({
+      TableName: id,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }],
+    }),
+  );
+  await observer.dynamodb.send(
+    new UpdateTimeToLiveCommand({
+      TableName: id,
+      TimeToLiveSpecification: { AttributeName: 'expiration', Enabled: true },
+    }),
+  );
+  await observer.s3.send(new CreateBucketCommand({ Bucket: id }));
+  const { QueueUrl } = await observer.sqs.send(
+    new CreateQueueCommand({ QueueName: id, Attributes: { VisibilityTimeout: '30' } }),
+  );
+  const queueUrl = QueueUrl ?? '';
+  const { keys, bodies } = peerEvents('landing');
+  await send(observer, queueUrl, bodies);
+
+  const clients = createClients(ctx.target);
+  const counter = new RequestCounter();
+  countRequests(clients.dynamodb, 'dynamodb', counter);
+  countRequests(clients.s3, 's3', counter);
+  countRequests(clients.sqs, 'sqs', counter);
+  serializeItemWrites(clients.dynamodb, { [id]: ['id'] });
+  try {
+    const handler = powertoolsLoader({
+      dynamodb: clients.dynamodb,
+      s3: clients.s3,
+      idempotencyTable: id,
+      outputBucket: id,
+      outputPrefix: 'output',
+      eventKeyJmesPath,
+    });
+    const run = await serve(
+      clients.sqs,
+      observer,
+      [
+        {
+          queueUrl,
+          batchSize: 10,
+          handler: afterHop(ctx.hops?.lambdaInvokeMs ?? 0, (event) =>
+            handler(event, lambdaContext('powertools-loader', 5_000)),
+          ),
+        },
+      ],
+      async () => true,
+    );
+    const listed = await outputKeys(observer, id, 'output/');
+    return {
+      ...report(counter, run, bodies.length, keys.length, 0),
+      ...outcome(keys, listed),
+      eventKeyJmesPath,
+    };
+  } finally {
+    destroyClients(clients);
+  }
+}
+
+/** Every file every output object lists, in order (a file listed twice appears twice). */
+async function outputKeys(observer: AwsClients, bucket: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await observer.s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) {
+      const body = await observer.s3.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key }));
+      const { files } = JSON.parse(await (body.Body?.transformToString() ?? '{}')) as { files: OutputFile[] };
+      keys.push(...files.map((f) => f.key));
+    }
+    token = page.NextContinuationToken;
+  } while (token);
+  return keys;
+}
+
+/**
+ * `peers.inlet` and `peers.powertools` (object-keyed, as a user ingesting files would key it), and with
+ * `docsExampleKey` the docs' literal `messageId` key, only in the emulator's own mode (its outcome is what
+ * matters, not its speed).
+ */
+export async function ingestPeers(ctx: BenchContext) {
+  const duplicates = Math.ceil(PEER_SIZE.files / PEER_SIZE.duplicateEvery);
+  log(`peers: Inlet on ${PEER_SIZE.files} files and ${duplicates} duplicate events`);
+  const inletRun = await inlet(ctx);
+  log('peers: the Powertools pipeline (idempotency + batch) on the same events');
+  const powertoolsRun = await powertools(ctx, OBJECT_KEY);
+  if (ctx.hops) return { inlet: inletRun, powertools: powertoolsRun };
+  log("peers: the Powertools pipeline keyed by the docs' example, messageId");
+  const byMessageId = await powertools(ctx, MESSAGE_ID_KEY);
+  return {
+    inlet: inletRun,
+    powertools: {
+      ...powertoolsRun,
+      docsExampleKey: {
+        eventKeyJmesPath: byMessageId.eventKeyJmesPath,
+        lost: byMessageId.lost,
+        duplicated: byMessageId.duplicated,
+        usdPerMillionFiles: byMessageId.usdPerMillionFiles,
+      },
+    },
+  };
+}
