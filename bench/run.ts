@@ -8,6 +8,7 @@ import { startEmulator } from '../local/emulator.ts';
 import { projectRoot } from '../local/paths.ts';
 import { createClients, destroyClients } from '../shared/aws/clients.ts';
 import { emulatorTarget } from '../shared/aws/target.ts';
+import { awsLatency } from './aws-latency.ts';
 import { backfill } from './backfill.ts';
 import { bundles } from './bundles.ts';
 import { cliTimings } from './cli.ts';
@@ -40,6 +41,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   cli,
   sink,
   peers,
+  awsLatency,
 ];
 
 /** `--only a,b`: just those (a benchmark's prerequisites included by the caller); results are printed only. */
