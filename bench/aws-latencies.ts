@@ -50,6 +50,12 @@ export const AWS_LATENCIES = {
       's3:DeleteObject',
       's3:GetObjectTagging',
       's3:PutObjectTagging',
+      // Each part of a multipart write or copy is one such request.
+      's3:CreateMultipartUpload',
+      's3:UploadPart',
+      's3:UploadPartCopy',
+      's3:CompleteMultipartUpload',
+      's3:AbortMultipartUpload',
     ],
     source: S3_SMALL,
   },

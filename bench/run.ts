@@ -45,10 +45,14 @@ const BENCHMARKS: readonly Benchmark[] = [
 ];
 
 /** `--only a,b`: just those (a benchmark's prerequisites included by the caller); results are printed only. */
-const only = process.argv
+const onlyArgument = process.argv
   .find((a) => a.startsWith('--only='))
   ?.slice('--only='.length)
   .split(',');
+/** `--aws-latency`: the side-by-side of docs/performance.md, both modes, and what it needs; printed only. */
+const only = process.argv.includes('--aws-latency')
+  ? ['incremental', 'backfill', 'groupCommit', 'sink', 'peers', 'awsLatency']
+  : onlyArgument;
 
 async function main(): Promise<void> {
   const begun = Date.now();

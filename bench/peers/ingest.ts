@@ -299,6 +299,7 @@ export async function ingestPeers(ctx: BenchContext) {
         lost: byMessageId.lost,
         duplicated: byMessageId.duplicated,
         usdPerMillionFiles: byMessageId.usdPerMillionFiles,
+        requestsPerFile: byMessageId.requestsPerFile,
       },
     },
   };
