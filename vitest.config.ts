@@ -1,11 +1,28 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { RUNS_BUNDLES } from './test/support/runs-bundles.ts';
 
 // Every test worker builds SDK clients; on Node < 22 each would print the SDK's eight-line
 // NodeVersionSupportWarning into the report. The CLI tests that check the CLI's own handling unset it.
 const env = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 
+/**
+ * vitest's order (unknown and larger files first, then failed, then longer), except that the integration
+ * files that run the functions' bundles come last: `npm test` is still building the Lambda runtime they run
+ * under while the others run (test/run.ts).
+ */
+class BundlesLast extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const runsBundles = (spec: TestSpecification) =>
+      RUNS_BUNDLES.some((file) => spec.moduleId.endsWith(file));
+    return [...sorted.filter((spec) => !runsBundles(spec)), ...sorted.filter(runsBundles)];
+  }
+}
+
 export default defineConfig({
   test: {
+    sequence: { sequencer: BundlesLast },
     projects: [
       {
         test: {

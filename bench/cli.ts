@@ -1,4 +1,5 @@
-// How long a person waits for `npx inlet --help` and `npx inlet status` (local mode), as they type them.
+// How long a person waits for `npx inlet --help` and `npx inlet status` (local mode), as they type them, and
+// for `npm start -- --available-now` on an empty stack.
 // Targets (issue 12): help under 0.5 s, status under 1.5 s. Measured here, not in a timed test: the numbers
 // depend on the machine and its load, which the result records next to them.
 
@@ -16,6 +17,13 @@ export interface CliTimings {
   readonly helpMs: number;
   /** `npx inlet status` against a local pipeline, median wall time. */
   readonly statusMs: number;
+  /**
+   * `npm start -- --available-now` on an empty stack (a new one each run: synth, deploy, runner, functions
+   * started, quiet, exit), median wall time, the bundle cache warm (issue 21: under twice what it was).
+   */
+  readonly startMs: number;
+  /** The same with the bundle cache off (`INLET_NO_BUNDLE_CACHE=1`): every function bundled by esbuild. */
+  readonly startUncachedMs: number;
   /** The same two without npx (`node cli/bin.mjs`): the CLI's own share. */
   readonly direct: { readonly helpMs: number; readonly statusMs: number };
   /** What npx itself costs before it starts any bin (npx running esbuild's native `--version`). */
@@ -32,7 +40,7 @@ const median = (values: number[]) => {
 
 function wallMs(command: string, args: string[], env: NodeJS.ProcessEnv): number {
   const begun = performance.now();
-  const result = spawnSync(command, args, { cwd: projectRoot, env, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync(command, args, { cwd: projectRoot, env, encoding: 'utf8', timeout: 300_000 });
   const elapsed = performance.now() - begun;
   if (result.status !== 0)
     throw new Error(`${command} ${args.join(' ')} exited ${result.status}: ${result.stderr.slice(-500)}`);
@@ -56,7 +64,29 @@ export async function cliTimings(
       return median(Array.from({ length: options.runs }, () => wallMs(command, args, env)));
     };
     options.log(`cli: ${options.runs} runs each of --help and status, with and without npx`);
+    const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
+    const start = (stack: string, extra: NodeJS.ProcessEnv = {}) =>
+      wallMs(
+        tsx,
+        [
+          join(projectRoot, 'cli', 'start.ts'),
+          '--endpoint',
+          endpoint,
+          '--stack-name',
+          stack,
+          '--available-now',
+          '--no-view',
+        ],
+        { ...env, ...extra },
+      );
+    options.log(
+      `cli: npm start --available-now on ${options.runs > 5 ? 5 : 3} empty stacks, and once uncached`,
+    );
+    start('InletBenchStartWarm'); // fills the bundle cache, as a first `npm start` does
+    const starts = Array.from({ length: options.runs > 5 ? 5 : 3 }, (_, i) => start(`InletBenchStart${i}`));
     const timings = {
+      startMs: median(starts),
+      startUncachedMs: Math.round(start('InletBenchStartUncached', { INLET_NO_BUNDLE_CACHE: '1' })),
       helpMs: time('npx', ['inlet', '--help']),
       statusMs: time('npx', ['inlet', 'status']),
       direct: {

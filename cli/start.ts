@@ -1,4 +1,5 @@
-// `npm start`: the whole pipeline on this machine, against the local emulator, with the real handlers.
+// `npm start`: the whole pipeline on this machine, against the local emulator, each function's bundle run
+// as Lambda runs it (local/lambda/), every AWS call it makes checked against its role (local/iam/).
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { DemoPlan } from '../local/demo.ts';
@@ -16,7 +17,9 @@ function wholeNumber(min: number, max: number): (value: string) => number {
 }
 
 const program = new Command('npm start --')
-  .description('Run the Inlet pipeline locally: emulator, resources from the CDK stack, the real handlers.')
+  .description(
+    'Run the Inlet pipeline locally: emulator, resources from the CDK stack, the bundled functions under the Lambda Runtime API.',
+  )
   .option('--demo', 'upload demo files (duplicates, awkward keys, temp files) and a few bad messages')
   .option('--available-now', 'ingest until nothing is pending, print a JSON summary as the last line, exit')
   .option('--endpoint <url>', 'use an emulator that is already running (default: a background one, reused)')
@@ -41,29 +44,28 @@ const opts = program.opts<{
 }>();
 
 // The rest is imported once the flags are known good: a typo or `--help` answers without loading the SDK,
-// the handlers and the emulator plumbing.
+// the runtime and the emulator plumbing.
 const [
   { runDemo },
   { bringUpLocalStack },
   { LocalRunner, fileLog },
   { StepFunctionsExecutor },
   { ExecutionsApiError },
-  { InProcessInvoker },
   { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig },
   { bronzeSummary, committedFiles, committedTotals, liveLine, recentDays, withBronzeFields },
   { createClients },
   { DEFAULT_EMULATOR_REGION, emulatorTarget },
   { configFromEnv },
-  { OUTPUTS, SERVICE },
+  { OUTPUTS },
   { startLocalIamCheck },
   { describeDenials },
+  { ensureLambdaRuntime },
 ] = await Promise.all([
   import('../local/demo.ts'),
   import('../local/local-stack.ts'),
   import('../local/runner.ts'),
   import('../local/step-functions/executor.ts'),
   import('../local/step-functions/executions-api.ts'),
-  import('../local/lambda-invoker.ts'),
   import('../local/state.ts'),
   import('../local/summary.ts'),
   import('../shared/aws/clients.ts'),
@@ -72,6 +74,7 @@ const [
   import('../shared/names.ts'),
   import('../local/iam/local-check.ts'),
   import('../local/iam/client.ts'),
+  import('../local/lambda/install.ts'),
 ]);
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
@@ -104,6 +107,9 @@ writeLocalConfig(
   ),
 );
 say(
+  `functions: ${stack.functions.length} bundles, each in its own process under the Lambda Runtime Interface Emulator`,
+);
+say(
   `wrote .inlet/local.json; landing bucket s3://${o[OUTPUTS.landingBucket]} (tables: ${stack.tables.map((t) => `${t.name} <- ${t.prefix || '*'}`).join(', ')})`,
 );
 
@@ -121,6 +127,8 @@ say(
 const runner = new LocalRunner({
   clients,
   stack,
+  // Installed by `npm start`'s setup step; waited for if another process is installing it now.
+  runtime: await ensureLambdaRuntime(),
   endpoint: emulator.endpoint,
   region,
   logFile: pipelineLog,
@@ -146,15 +154,8 @@ const executor = new StepFunctionsExecutor({
   endpoint: emulator.endpoint,
   region,
   stackName: stack.stackName,
-  invoker: new InProcessInvoker({
-    clients,
-    stackName: stack.stackName,
-    endpoint: emulator.endpoint,
-    region,
-    log: fileLog(pipelineLog, SERVICE.backfill),
-    metrics: runner.metrics,
-    iam: iamCheck.iam,
-  }),
+  // Its tasks invoke the functions' bundles as the runner's mappings do, each calling AWS as its role.
+  invoker: runner.host,
   // The state machine's own calls (invoking the function, continuing as new) are authorized against its role.
   iam: iamCheck.iam,
   log: fileLog(pipelineLog, 'local-step-functions'),
@@ -217,7 +218,7 @@ if (opts.availableNow) {
     duplicatesDropped: total('DuplicatesDropped'),
     versions: now.versions,
     quarantined,
-    ...(runner.sink ? { bronze: await bronzeSummary(runner.sinkCursors(), runner.sink.tables) } : {}),
+    ...(runner.bronze ? { bronze: await bronzeSummary(runner.bronze.cursors, runner.bronze.tables) } : {}),
     iamDenied,
   };
   const ok = committed + quarantined === files && versionsOk.every(Boolean) && iamDenied === 0;

@@ -1,4 +1,5 @@
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import type { HostedFunction } from '../local/lambda/host.ts';
 import { readLocalConfig } from '../local/state.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { type AwsTarget, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
@@ -29,6 +30,8 @@ export interface CliTarget {
   /** Local mode only: the emulator endpoint and region, for the local backfill executor. */
   readonly endpoint?: string;
   readonly region?: string;
+  /** Local mode only: the stack's functions and their bundles (the local backfill executor runs them). */
+  readonly functions?: readonly HostedFunction[];
 }
 
 function explain(error: unknown, stack: string, region: string): CliError {
@@ -60,6 +63,7 @@ interface TargetNames {
   readonly backfillStateMachineArn: string;
   readonly endpoint?: string;
   readonly region?: string;
+  readonly functions?: readonly HostedFunction[];
 }
 
 function build(
@@ -142,6 +146,7 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
       backfillStateMachineArn: local.backfillStateMachineArn ?? '',
       endpoint: local.endpoint,
       region: local.region,
+      ...(local.functions ? { functions: local.functions } : {}),
     },
     true,
   );

@@ -57,7 +57,8 @@ function references(value: unknown, into = new Set<string>()): Set<string> {
  *   the settings read from these same resources;
  * - EventBridge Scheduler resources come out (the bronze tables' nudge schedules), with whatever refers to
  *   them (the role the schedules assume): moto's CloudFormation lacks the type and then refuses the template
- *   at the first `Fn::GetAtt` of one. The local runner catches every bronze table up in a loop instead.
+ *   at the first `Fn::GetAtt` of one. Locally the sink still runs from its queue, fed by the commits' events;
+ *   only the idle-table nudges are missing.
  */
 export function adaptForEmulator(
   template: CfnTemplate,
@@ -116,8 +117,9 @@ async function uploadAssets(clients: AwsClients, stack: SynthesizedStack, region
       });
       buckets.add(bucket);
     }
-    // Synthesized without bundling (moto never runs Lambda code), a code asset is an empty zip: just the
-    // 22-byte end-of-central-directory record. moto's CloudFormation still reads it where the template points.
+    // moto never runs Lambda code (local mode runs the bundle directories themselves): each code asset is an
+    // empty zip, just the 22-byte end-of-central-directory record, which moto's CloudFormation reads where the
+    // template points.
     const body =
       asset.packaging === 'zip'
         ? Buffer.concat([Buffer.from('PK\x05\x06', 'latin1'), Buffer.alloc(18)])

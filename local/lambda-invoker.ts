@@ -1,18 +1,11 @@
-import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
-import type { AwsClients } from '../shared/aws/clients.ts';
-import { backfillFromEnv } from '../shared/aws/runtime.ts';
-import { makeBackfillHandler } from '../shared/handlers/backfill-handler.ts';
-import type { Log } from '../shared/log.ts';
-import type { MetricsSink } from '../shared/metrics.ts';
-import type { BackfillDeps } from '../shared/usecases/backfill.ts';
-import { functionEnv, type IamAccess } from './iam/client.ts';
-import { type StackResource, stackResources } from './stack-resources.ts';
-
 /**
- * Lambda's Invoke (RequestResponse), as local mode's callers use it (the state machine's `lambda:invoke`
- * tasks): a function named by its logical ID in the synthesized template, a JSON payload, the function's
- * response. How the function runs (in this process today, from its bundle under the Lambda Runtime API
- * next) stays behind this interface.
+ * Lambda's Invoke (RequestResponse), as local mode's callers use it: the event source mappings and schedules
+ * of the local runner, the state machine's `lambda:invoke` tasks. A function named by its logical ID in the
+ * synthesized template, a JSON payload, the function's response. Local mode has one implementation: the
+ * function's bundle in its own process under the Lambda Runtime API (local/lambda/host.ts).
+ * @example
+ * const result = await invoker.invoke('InletFunctionsBackfill2E66CCFD', { action: 'plan', ... });
+ * if (result.functionError) throw new LambdaFunctionError(result.payload as FunctionErrorDocument);
  */
 export interface LambdaInvoker {
   invoke(functionLogicalId: string, payload: unknown): Promise<LambdaInvokeResult>;
@@ -22,8 +15,27 @@ export interface LambdaInvoker {
 export interface LambdaInvokeResult {
   /** The function's response; for a function error, Lambda's error document (`errorType`, `errorMessage`, `trace`). */
   readonly payload: unknown;
-  /** Lambda's `X-Amz-Function-Error` header: set when the function failed. */
+  /** Lambda's `X-Amz-Function-Error` header: set when the function failed (or was stopped at its timeout). */
   readonly functionError?: 'Unhandled';
+}
+
+/**
+ * Lambda's error document for a failed invocation: the runtime's `{errorType, errorMessage, trace}` for an
+ * error the handler threw; `Sandbox.Timedout` when Lambda stopped it at its timeout, `Runtime.ExitError` when
+ * its process died. `errorType` is what Step Functions and the SQS mapping see.
+ */
+export interface FunctionErrorDocument {
+  readonly errorType: string;
+  readonly errorMessage: string;
+  readonly trace?: readonly string[];
+}
+
+/** A function error as a thrown Error: its name is Lambda's `errorType`, its message the error document. */
+export class LambdaFunctionError extends Error {
+  constructor(readonly document: FunctionErrorDocument) {
+    super(JSON.stringify(document));
+    this.name = document.errorType;
+  }
 }
 
 /** The error document Lambda's Node.js runtime returns for an error the handler throws. */
@@ -36,7 +48,11 @@ export function functionErrorPayload(error: unknown): {
   return { errorType: e.name, errorMessage: e.message, trace: (e.stack ?? '').split('\n') };
 }
 
-/** Runs a handler as Lambda would answer Invoke: its result, or its error as a function error. */
+/**
+ * Runs a handler as Lambda would answer Invoke: its result, or its error as a function error. Only for a
+ * state machine definition run with no stack at all (local/step-functions/standalone.ts: unit tests, the
+ * bench); local mode and the integration suite run the bundles.
+ */
 export async function invokeHandler(
   handler: (payload: never) => Promise<unknown>,
   payload: unknown,
@@ -45,73 +61,5 @@ export async function invokeHandler(
     return { payload: await handler(payload as never) };
   } catch (error) {
     return { payload: functionErrorPayload(error), functionError: 'Unhandled' };
-  }
-}
-
-export interface InProcessInvokerOptions {
-  readonly clients: AwsClients;
-  readonly stackName: string;
-  readonly endpoint: string;
-  readonly region: string;
-  readonly log?: Log;
-  readonly metrics?: MetricsSink;
-  /** Tests inject faults into the backfill function's dependencies. */
-  readonly wrapDeps?: (deps: BackfillDeps) => BackfillDeps;
-  /**
-   * The IAM check: the function calls AWS through this proxy with its role's credentials. Without it, the
-   * emulator directly with the fixed test key.
-   */
-  readonly iam?: IamAccess;
-}
-
-/**
- * A function local mode can call in this process: the logical IDs' prefix (infra/functions.ts names them)
- * and its role's owner, as the IAM check registers it.
- */
-const IN_PROCESS = { backfill: { logicalIdPrefix: 'InletFunctionsBackfill', role: 'Backfill' } } as const;
-
-/**
- * Calls the real handler in this process, built as its Lambda entrypoint builds it, from the function's
- * environment as deployed to the emulator (read on every call, as a new Lambda environment would see an
- * UpdateFunctionConfiguration; the handler is rebuilt only when it changed). The backfill function only:
- * nothing else in the stack is invoked synchronously.
- */
-export class InProcessInvoker implements LambdaInvoker {
-  private resources?: Promise<StackResource[]>;
-  private readonly built = new Map<string, { env: string; handler: (payload: never) => Promise<unknown> }>();
-
-  constructor(private readonly options: InProcessInvokerOptions) {}
-
-  async invoke(functionLogicalId: string, payload: unknown): Promise<LambdaInvokeResult> {
-    if (!functionLogicalId.startsWith(IN_PROCESS.backfill.logicalIdPrefix))
-      throw new Error(`local mode runs no handler for function ${functionLogicalId} in process`);
-    this.resources ??= stackResources(this.options.clients, this.options.stackName);
-    const resource = (await this.resources).find((r) => r.logicalId === functionLogicalId);
-    if (!resource) throw new Error(`stack ${this.options.stackName} has no function ${functionLogicalId}`);
-    const config = await this.options.clients.lambda.send(
-      new GetFunctionConfigurationCommand({ FunctionName: resource.physicalId }),
-    );
-    const { iam } = this.options;
-    const env = functionEnv(
-      {
-        ...config.Environment?.Variables,
-        INLET_AWS_ENDPOINT: this.options.endpoint,
-        AWS_REGION: this.options.region,
-      },
-      iam?.endpoint ?? this.options.endpoint,
-      iam?.credentials[IN_PROCESS.backfill.role],
-    );
-    const key = JSON.stringify(env);
-    let entry = this.built.get(functionLogicalId);
-    if (entry?.env !== key) {
-      let deps = backfillFromEnv('inlet-backfill', env, {
-        ...(this.options.log ? { log: this.options.log } : {}),
-        ...(this.options.metrics ? { metrics: this.options.metrics } : {}),
-      });
-      if (this.options.wrapDeps) deps = this.options.wrapDeps(deps);
-      entry = { env: key, handler: makeBackfillHandler(deps) as (payload: never) => Promise<unknown> };
-      this.built.set(functionLogicalId, entry);
-    }
-    return invokeHandler(entry.handler, payload);
   }
 }

@@ -4,7 +4,8 @@ import type { AwsClients } from '../shared/aws/clients.ts';
 import { OUTPUTS } from '../shared/names.ts';
 import { deployToEmulator } from './deploy.ts';
 import { bindDeployed } from './iam/bind.ts';
-import type { BoundStack } from './iam/policies.ts';
+import { type BoundStack, roleOwner } from './iam/policies.ts';
+import type { HostedFunction } from './lambda/host.ts';
 import type { CfnTemplate, SynthesizedStack } from './synth.ts';
 import { LOCAL_TIMEOUT_SECONDS, localTimings } from './timings.ts';
 
@@ -22,41 +23,50 @@ export const LOCAL_OVERRIDES: Record<string, unknown> = {
 };
 
 export type FunctionName = 'Batcher' | 'Committer' | 'Sweeper' | 'Backfill';
-/** Functions a stack has only with some configurations: the bronze sink (a table with `bronze`). */
-export type OptionalFunctionName = 'Sink';
 
+/** A Lambda SQS event source mapping of the template, with the queue it polls in the emulator. */
 export interface EventSourceSettings {
+  readonly functionLogicalId: string;
   readonly queueUrl: string;
   readonly queueArn: string;
   readonly batchSize: number;
   readonly batchingWindowMs: number;
+  /** `FunctionResponseTypes: [ReportBatchItemFailures]`: else a batch is acknowledged or failed whole. */
+  readonly reportBatchItemFailures: boolean;
+  /** `ScalingConfig.MaximumConcurrency`, when the template sets one. */
+  readonly maximumConcurrency?: number;
+}
+
+/** An EventBridge rule that invokes a function on a schedule (`rate(...)`), as the template defines it. */
+export interface ScheduleSettings {
+  readonly functionLogicalId: string;
+  readonly everyMs: number;
+  /** The target's `RetryPolicy.MaximumRetryAttempts` (EventBridge's default: 185). */
+  readonly retryAttempts: number;
 }
 
 export interface LocalStack {
   readonly stackName: string;
   readonly outputs: Record<string, string>;
   readonly tables: Array<{ name: string; prefix: string }>;
-  /** Each function's environment as Lambda would see it, resolved against the deployed resources. */
-  readonly environment: Record<FunctionName, Record<string, string>> &
-    Partial<Record<OptionalFunctionName, Record<string, string>>>;
-  readonly eventSources: Partial<Record<FunctionName, EventSourceSettings>>;
+  /** logical id -> physical id, as the emulator's CloudFormation reports them. */
+  readonly resources: Record<string, string>;
+  /** Each Inlet function's environment in the template, resolved against the deployed resources. */
+  readonly environment: Record<FunctionName, Record<string, string>>;
+  /** The Node.js functions with a bundle: what local mode runs (local/lambda/host.ts). */
+  readonly functions: readonly HostedFunction[];
+  readonly eventSources: readonly EventSourceSettings[];
+  readonly schedules: readonly ScheduleSettings[];
   readonly created: boolean;
   /** The template's roles and resource policies, bound to the deployed resources: what the IAM check uses. */
   readonly iam: BoundStack;
 }
 
-function functionLogicalId(
-  template: CfnTemplate,
-  name: FunctionName | OptionalFunctionName,
-): string | undefined {
-  const prefix = name === 'Sink' ? 'InletBronzeSink' : `InletFunctions${name}`;
-  return Object.keys(template.Resources).find(
-    (key) => key.startsWith(prefix) && template.Resources[key]?.Type === 'AWS::Lambda::Function',
+function functionLogicalId(template: CfnTemplate, name: FunctionName): string {
+  const id = Object.keys(template.Resources).find(
+    (key) =>
+      key.startsWith(`InletFunctions${name}`) && template.Resources[key]?.Type === 'AWS::Lambda::Function',
   );
-}
-
-function requiredFunction(template: CfnTemplate, name: FunctionName): string {
-  const id = functionLogicalId(template, name);
   if (!id) throw new Error(`the template has no ${name} function`);
   return id;
 }
@@ -66,6 +76,68 @@ async function queueArn(clients: AwsClients, url: string): Promise<string> {
     new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }),
   );
   return Attributes?.QueueArn ?? '';
+}
+
+/** The logical id a `Ref` or `Fn::GetAtt` names. */
+const referenced = (value: unknown): string | undefined => {
+  const v = value as { Ref?: string; 'Fn::GetAtt'?: [string, string] } | undefined;
+  return v?.Ref ?? v?.['Fn::GetAtt']?.[0];
+};
+
+/** EventBridge `rate(N unit)` in milliseconds (its only form the template uses). */
+function rateMs(expression: string): number | undefined {
+  const match = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
+  if (!match) return undefined;
+  const unit = { minute: 60_000, hour: 3_600_000, day: 86_400_000 }[match[2]?.replace(/s$/, '') ?? 'minute'];
+  return Number(match[1]) * (unit ?? 60_000);
+}
+
+async function eventSourcesOf(
+  clients: AwsClients,
+  template: CfnTemplate,
+  resources: Record<string, string>,
+): Promise<EventSourceSettings[]> {
+  const sources: EventSourceSettings[] = [];
+  for (const mapping of Object.values(template.Resources)) {
+    if (mapping.Type !== 'AWS::Lambda::EventSourceMapping') continue;
+    const p = mapping.Properties ?? {};
+    const url = resources[referenced(p.EventSourceArn) ?? ''] ?? '';
+    const maximumConcurrency = (p.ScalingConfig as { MaximumConcurrency?: number } | undefined)
+      ?.MaximumConcurrency;
+    sources.push({
+      functionLogicalId: referenced(p.FunctionName) ?? '',
+      queueUrl: url,
+      queueArn: await queueArn(clients, url),
+      // Lambda's defaults for SQS: 10 records, no batching window.
+      batchSize: Number(p.BatchSize ?? 10),
+      batchingWindowMs: Number(p.MaximumBatchingWindowInSeconds ?? 0) * 1000,
+      reportBatchItemFailures: ((p.FunctionResponseTypes as string[] | undefined) ?? []).includes(
+        'ReportBatchItemFailures',
+      ),
+      ...(maximumConcurrency ? { maximumConcurrency } : {}),
+    });
+  }
+  return sources;
+}
+
+function schedulesOf(template: CfnTemplate): ScheduleSettings[] {
+  return Object.values(template.Resources).flatMap((rule) => {
+    const p = rule.Properties ?? {};
+    const everyMs =
+      rule.Type === 'AWS::Events::Rule' ? rateMs(String(p.ScheduleExpression ?? '')) : undefined;
+    if (!everyMs) return [];
+    const targets = (p.Targets ?? []) as Array<{
+      Arn?: unknown;
+      RetryPolicy?: { MaximumRetryAttempts?: number };
+    }>;
+    return targets.flatMap((target) => {
+      const id = referenced(target.Arn);
+      if (!id || template.Resources[id]?.Type !== 'AWS::Lambda::Function') return [];
+      return [
+        { functionLogicalId: id, everyMs, retryAttempts: target.RetryPolicy?.MaximumRetryAttempts ?? 185 },
+      ];
+    });
+  });
 }
 
 /**
@@ -78,20 +150,27 @@ export async function bringUpLocalStack(
 ): Promise<LocalStack> {
   // The one path of local mode that needs CDK (seconds to load): imported here, not at the top, so the
   // CLI and the runner, which import this module for its types and settings, never load aws-cdk-lib.
-  const { synthesizeInletStack, removeSynthesized } = await import('./synth.ts');
+  const { synthesizeInletStack, removeSynthesized, keepFunctionCode } = await import('./synth.ts');
   // Without CDK's built-in template validation, a WASM CloudFormation linter that was 6 of this synth's 7 s
   // (measured on 2 busy cores) on every `npm start`. The same stack definition is validated where it matters:
   // `cdk synth` / `cdk deploy` (cdk.json makes its findings errors), the deploy test's synth, and cfn-lint in
   // test/infra.
-  const synthesized = synthesizeInletStack({ ...LOCAL_OVERRIDES, ...overrides }, { validate: false });
+  const synthesized = synthesizeInletStack(
+    { ...LOCAL_OVERRIDES, ...overrides },
+    { validate: false, bundle: true },
+  );
   try {
-    return await describeLocalStack(clients, synthesized);
+    return await describeLocalStack(clients, synthesized, keepFunctionCode(synthesized));
   } finally {
     removeSynthesized(synthesized);
   }
 }
 
-async function describeLocalStack(clients: AwsClients, synthesized: SynthesizedStack): Promise<LocalStack> {
+async function describeLocalStack(
+  clients: AwsClients,
+  synthesized: SynthesizedStack,
+  code: Record<string, string>,
+): Promise<LocalStack> {
   const { stackName, template } = synthesized;
   let created = false;
   const existing = await clients.cloudformation
@@ -123,48 +202,38 @@ async function describeLocalStack(clients: AwsClients, synthesized: SynthesizedS
     if ('Ref' in object) return resources[object.Ref as string] ?? '';
     throw new Error(`cannot resolve ${JSON.stringify(value)} for local mode`);
   };
-  const environment = {} as LocalStack['environment'];
-  const eventSources: Partial<Record<FunctionName, EventSourceSettings>> = {};
-  const sink = functionLogicalId(template, 'Sink');
-  if (sink) environment.Sink = environmentOf(template, sink, resolve);
+  const environment = {} as Record<FunctionName, Record<string, string>>;
   for (const name of ['Batcher', 'Committer', 'Sweeper', 'Backfill'] as const) {
-    const id = requiredFunction(template, name);
-    environment[name] = environmentOf(template, id, resolve);
-    const mapping = Object.values(template.Resources).find(
-      (r) =>
-        r.Type === 'AWS::Lambda::EventSourceMapping' &&
-        (r.Properties?.FunctionName as { Ref?: string })?.Ref === id,
-    );
-    if (mapping) {
-      const sourceArn = mapping.Properties?.EventSourceArn as { 'Fn::GetAtt'?: [string, string] } | undefined;
-      const queueLogical = sourceArn?.['Fn::GetAtt']?.[0] ?? '';
-      const url = resources[queueLogical] ?? '';
-      eventSources[name] = {
-        queueUrl: url,
-        queueArn: await queueArn(clients, url),
-        batchSize: Number(mapping.Properties?.BatchSize ?? 10),
-        batchingWindowMs: Number(mapping.Properties?.MaximumBatchingWindowInSeconds ?? 0) * 1000,
-      };
-    }
+    const variables = ((
+      template.Resources[functionLogicalId(template, name)]?.Properties?.Environment as {
+        Variables?: Record<string, unknown>;
+      }
+    )?.Variables ?? {}) as Record<string, unknown>;
+    environment[name] = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolve(v)]));
   }
+  const functions = Object.entries(code).map(([logicalId, codeDir]) => ({
+    logicalId,
+    functionName: resources[logicalId] ?? '',
+    codeDir,
+    runtime: String(template.Resources[logicalId]?.Properties?.Runtime ?? ''),
+    role: roleOwner(template, referenced(template.Resources[logicalId]?.Properties?.Role) ?? ''),
+  }));
   const tables = (JSON.parse(outputs[OUTPUTS.tables] ?? '[]') as Array<{ name: string; prefix: string }>).map(
     ({ name, prefix }) => ({
       name,
       prefix,
     }),
   );
-  const iam = bindDeployed(template, resources, await clients.cloudformation.config.region());
-  return { stackName, outputs, tables, environment, eventSources, created, iam };
-}
-
-/** A function's environment as Lambda would see it: the template's variables, references resolved. */
-function environmentOf(
-  template: CfnTemplate,
-  id: string,
-  resolve: (value: unknown) => string,
-): Record<string, string> {
-  const variables = ((
-    template.Resources[id]?.Properties?.Environment as { Variables?: Record<string, unknown> }
-  )?.Variables ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, resolve(v)]));
+  return {
+    stackName,
+    outputs,
+    tables,
+    resources,
+    environment,
+    functions,
+    eventSources: await eventSourcesOf(clients, template, resources),
+    schedules: schedulesOf(template),
+    created,
+    iam: bindDeployed(template, resources, await clients.cloudformation.config.region()),
+  };
 }

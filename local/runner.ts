@@ -2,44 +2,47 @@ import { appendFileSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { queueDepth } from '../shared/aws/queues.ts';
-import {
-  batcherRuntimeFromEnv,
-  committerRuntimeFromEnv,
-  sweeperRuntimeFromEnv,
-} from '../shared/aws/runtime.ts';
-import { clientConfig, targetFromEnv } from '../shared/aws/target.ts';
+import { clientConfig, emulatorTarget } from '../shared/aws/target.ts';
 import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
-import { sinkRuntimeFromEnv } from '../shared/bronze/runtime.ts';
-import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
-import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
+import { configFromEnv } from '../shared/config.ts';
 import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
 import type { Log } from '../shared/log.ts';
-import { MemoryMetrics } from '../shared/metrics.ts';
-import { OUTPUTS, SERVICE } from '../shared/names.ts';
+import { OUTPUTS } from '../shared/names.ts';
 import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
-import { SinkTable } from '../shared/usecases/sink.ts';
-import { commitsInFlight, sweepStale } from '../shared/usecases/sweep.ts';
-import { functionEnv, type IamAccess } from './iam/client.ts';
-import type { FunctionName, LocalStack } from './local-stack.ts';
+import { commitsInFlight } from '../shared/usecases/sweep.ts';
+import type { IamAccess } from './iam/client.ts';
+import { type AccessPolicy, functionAccess } from './lambda/access.ts';
+import { LambdaHost } from './lambda/host.ts';
+import { type LambdaRuntime, nodeFor } from './lambda/install.ts';
+import {
+  type FunctionErrorDocument,
+  LambdaFunctionError,
+  type LambdaInvokeResult,
+} from './lambda-invoker.ts';
+import type { EventSourceSettings, LocalStack, ScheduleSettings } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
 
 export interface RunnerOptions {
   readonly clients: AwsClients;
   readonly stack: LocalStack;
+  /** What the functions run under: `await ensureLambdaRuntime()` (local/lambda/install.ts). */
+  readonly runtime: LambdaRuntime;
   readonly endpoint: string;
   readonly region: string;
-  /** JSON lines of the handlers' logs. */
+  /** Every line the functions write (their logs), each after its function's logical id. */
   readonly logFile?: string;
+  /**
+   * The IAM check: each function process calls AWS through this proxy with its role's credentials, and each
+   * event source mapping polls as its function's role. Without it, straight to `endpoint` with the test key.
+   */
+  readonly iam?: IamAccess;
+  /** Where each function process's calls go, as whom. @default through `iam` if given (functionAccess) */
+  readonly access?: AccessPolicy;
   /**
    * How often `untilQuiet` checks (it wants two quiet checks in a row). Tests that wait for a few files
    * at a time check more often; a terminal watching a drain needs no more than two a second. @default 500
    */
   readonly quietCheckMs?: number;
-  /**
-   * The IAM check: each function calls AWS through this proxy with its role's credentials (by function
-   * name, as registered). Without it the functions call the emulator directly with the fixed test key.
-   */
-  readonly iam?: IamAccess;
 }
 
 export interface QueueDepths {
@@ -49,184 +52,230 @@ export interface QueueDepths {
   readonly commitDlq: number;
 }
 
-/** JSON lines of a service's logs (the handlers', local mode's own) in `path`, if given. */
+/** An invocation that failed, as the event source or schedule that made it saw it. */
+export interface FailedInvocation {
+  readonly functionLogicalId: string;
+  readonly error: FunctionErrorDocument;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Local mode's own log (the runner, local Step Functions) in `path`, if given: `[service] {json}` lines,
+ * beside the functions' `[logicalId] line` ones.
+ */
 export function fileLog(path: string | undefined, service: string): Log {
   const write = (level: string) => (message: string, extra?: Record<string, unknown>) => {
     if (path)
       appendFileSync(
         path,
-        `${JSON.stringify({ level, service, timestamp: new Date().toISOString(), message, ...extra })}\n`,
+        `[${service}] ${JSON.stringify({ level, timestamp: new Date().toISOString(), message, ...extra })}\n`,
       );
   };
   return { debug: () => {}, info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
 }
 
+/** What EventBridge sends a scheduled rule's target. */
+function scheduledEvent(): Record<string, unknown> {
+  return {
+    version: '0',
+    id: crypto.randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    resources: [],
+    detail: {},
+  };
+}
+
 /**
- * Lambda's SQS event source mappings and the sweeper's schedule, on this machine: the real handlers built
- * the way the Lambda entrypoints build them, from each function's environment in the template.
+ * What Lambda's SQS event source mappings and EventBridge's schedules do for the deployed stack, on this
+ * machine: each mapping of the template polls its queue with the template's settings and invokes its
+ * function, each schedule invokes its function at its rate; every invocation runs the function's bundle in a
+ * process of its own under the Lambda Runtime API (local/lambda/host.ts). Nothing here runs product code:
+ * the ledger, manifests and sink cursors are read through their adapters, to tell when all is done.
  */
 export class LocalRunner {
-  readonly metrics = new MemoryMetrics();
+  readonly host: LambdaHost;
   invocations = 0;
+  /** The last invocations that failed (100 at most). */
+  readonly failures: FailedInvocation[] = [];
+  readonly ledger: DynamoDbLedger;
+  readonly store: S3BatchStore;
+  /** The bronze tables and their sink cursors, when a table has a Delta sink. */
+  readonly bronze: { readonly tables: string[]; readonly cursors: DynamoDbSinkCursorStore } | undefined;
   private stopping = false;
   private loops: Promise<void>[] = [];
-  private readonly runtimes;
-  /** The bronze sink, when a table has `bronze`: run in a loop here instead of from its FIFO queue. */
-  readonly sink:
-    | {
-        readonly table: SinkTable;
-        readonly runtime: ReturnType<typeof sinkRuntimeFromEnv>;
-        readonly tables: string[];
-      }
-    | undefined;
-
-  /** What local mode itself reads (status, summary, quiet checks): the operator's view, not a function's. */
-  private readonly operator;
-  /** Each event source mapping polls its queue with the function's role, as Lambda's does. */
-  private readonly pollers = new Map<FunctionName, SQSClient>();
+  private lastEarlySweep = 0;
+  /** Each event source mapping polls its queue with its function's role, as Lambda's does. */
+  private readonly pollers = new Map<string, SQSClient>();
+  private readonly log: Log;
 
   constructor(private readonly options: RunnerOptions) {
-    const env = (name: FunctionName | 'Sink') =>
-      functionEnv(
-        {
-          ...(options.stack.environment[name] ?? options.stack.environment.Committer),
-          INLET_AWS_ENDPOINT: options.endpoint,
-          AWS_REGION: options.region,
-        },
-        options.iam?.endpoint ?? options.endpoint,
-        options.iam?.credentials[name],
-      );
-    for (const name of ['Batcher', 'Committer'] as const) {
-      const target = targetFromEnv(env(name));
-      this.pollers.set(name, target ? new SQSClient(clientConfig(target)) : options.clients.sqs);
+    const { clients, stack, runtime } = options;
+    this.log = fileLog(options.logFile, 'local-runner');
+    // Every function a mapping or a schedule invokes has a Node.js here, or local mode stops at start-up with
+    // what it has (one a custom resource provider uses, never invoked locally, is not asked for).
+    const invoked = new Set([...stack.eventSources, ...stack.schedules].map((s) => s.functionLogicalId));
+    for (const fn of stack.functions)
+      if (invoked.has(fn.logicalId) && fn.runtime) nodeFor(runtime, fn.runtime);
+    this.host = new LambdaHost({
+      lambda: clients.lambda,
+      functions: stack.functions,
+      runtime,
+      region: options.region,
+      access: options.access ?? functionAccess(options.endpoint, options.iam),
+      onLog: (id, line) => {
+        if (options.logFile) appendFileSync(options.logFile, `[${id}] ${line}\n`);
+      },
+    });
+    const { iam } = options;
+    if (iam) {
+      const roleOf = new Map(stack.functions.map((f) => [f.logicalId, f.role]));
+      for (const { functionLogicalId: id } of stack.eventSources) {
+        const role = roleOf.get(id) ?? '';
+        const credentials = iam.credentials[role];
+        if (!credentials) throw new Error(`the IAM check has no role ${role} for the mapping of ${id}`);
+        this.pollers.set(
+          id,
+          new SQSClient(clientConfig(emulatorTarget(iam.endpoint, options.region, credentials))),
+        );
+      }
     }
-    const committer = options.stack.environment.Committer;
-    this.operator = {
-      ledger: new DynamoDbLedger({
-        client: options.clients.dynamodb,
-        tableName: committer.INLET_LEDGER_TABLE ?? '',
-      }),
-      store: new S3BatchStore({ client: options.clients.s3, bucket: committer.INLET_MANIFEST_BUCKET ?? '' }),
-    };
-    const overrides = (service: string) => ({
-      log: fileLog(options.logFile, service),
-      metrics: this.metrics,
+    const tableName = stack.outputs[OUTPUTS.ledgerTable] ?? '';
+    this.ledger = new DynamoDbLedger({ client: clients.dynamodb, tableName });
+    this.store = new S3BatchStore({
+      client: clients.s3,
+      bucket: stack.outputs[OUTPUTS.manifestBucket] ?? '',
     });
-    this.runtimes = {
-      batcher: batcherRuntimeFromEnv(SERVICE.batcher, env('Batcher'), overrides(SERVICE.batcher)),
-      committer: committerRuntimeFromEnv(SERVICE.committer, env('Committer'), overrides(SERVICE.committer)),
-      sweeper: sweeperRuntimeFromEnv(SERVICE.sweeper, env('Sweeper'), overrides(SERVICE.sweeper)),
-    };
-    // The sink's own environment and role (a stack without a bronze table has no sink function).
-    const sinkRuntime = sinkRuntimeFromEnv(env('Sink'), {
-      log: fileLog(options.logFile, SERVICE.sink),
-      nudger: { nudge: async () => {} },
-    });
-    const bronzeTables = sinkRuntime.config.tables.filter((t) => t.bronze).map((t) => t.name);
-    this.sink =
+    const bronzeTables = configFromEnv(stack.environment.Committer)
+      .tables.filter((t) => t.bronze)
+      .map((t) => t.name);
+    this.bronze =
       bronzeTables.length > 0
-        ? { table: new SinkTable(sinkRuntime), runtime: sinkRuntime, tables: bronzeTables }
+        ? {
+            tables: bronzeTables,
+            cursors: new DynamoDbSinkCursorStore({ client: clients.dynamodb, tableName }),
+          }
         : undefined;
   }
 
-  /** Each bronze table caught up with its committed versions, like the sink's queue would drive it. */
-  private async sinkLoop(): Promise<void> {
-    const sink = this.sink;
-    if (!sink) return;
-    while (!this.stopping) {
-      for (const table of sink.tables) {
-        try {
-          await sink.table.catchUp(table, Date.now() + 60_000);
-        } catch (error) {
-          fileLog(this.options.logFile, 'local-runner').error('bronze sink failed; retrying', {
-            table,
-            error: String(error),
-          });
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+  /** The functions' metrics, from their EMF log lines. */
+  get metrics() {
+    return this.host.metrics;
+  }
+
+  private failed(functionLogicalId: string, error: unknown): void {
+    const reported =
+      error instanceof LambdaFunctionError
+        ? error.document
+        : { errorType: 'Local.Error', errorMessage: error instanceof Error ? error.message : String(error) };
+    this.failures.push({ functionLogicalId, error: reported });
+    if (this.failures.length > 100) this.failures.shift();
   }
 
   /** Every bronze table's Delta version is its manifest head - 1. */
   async sinksCaughtUp(): Promise<boolean> {
-    const sink = this.sink;
-    if (!sink) return true;
-    for (const table of sink.tables) {
-      const head = (await this.operator.ledger.getTable(table)).head;
-      if ((await this.sinkCursors().get(table)).deltaVersion !== head - 1) return false;
+    for (const table of this.bronze?.tables ?? []) {
+      const head = (await this.ledger.getTable(table)).head;
+      if ((await this.bronze?.cursors.get(table))?.deltaVersion !== head - 1) return false;
     }
     return true;
   }
 
-  private async pollLoop(name: 'Batcher' | 'Committer'): Promise<void> {
-    const source = this.options.stack.eventSources[name];
-    if (!source) throw new Error(`no event source for ${name} in the template`);
-    const handler =
-      name === 'Batcher'
-        ? makeBatcherHandler(this.runtimes.batcher)
-        : makeCommitterHandler(this.runtimes.committer);
+  /** Lambda's SQS event source mapping: one poller (FIFO groups stay in order), the template's settings. */
+  private async pollLoop(source: EventSourceSettings): Promise<void> {
+    const fn = source.functionLogicalId;
     while (!this.stopping) {
       try {
         const result = await pollOnce(
           {
-            client: this.pollers.get(name) ?? this.options.clients.sqs,
+            client: this.pollers.get(fn) ?? this.options.clients.sqs,
             queueUrl: source.queueUrl,
             queueArn: source.queueArn,
             batchSize: source.batchSize,
             batchingWindowMs: source.batchingWindowMs,
             waitSeconds: 1,
           },
-          handler,
+          async (event) => {
+            const invocation = await this.host.invoke(fn, event);
+            if (invocation.functionError)
+              throw new LambdaFunctionError(invocation.payload as FunctionErrorDocument);
+            // Without ReportBatchItemFailures, Lambda takes any successful response as the whole batch done.
+            return source.reportBatchItemFailures ? (invocation.payload as never) : undefined;
+          },
         );
         if (result.received > 0) this.invocations += 1;
         if (result.crashed) {
-          fileLog(this.options.logFile, 'local-runner').error(
-            'invocation failed; its messages return after the visibility timeout',
-            {
-              function: name,
-              error:
-                result.error instanceof Error
-                  ? (result.error.stack ?? result.error.message)
-                  : String(result.error),
-            },
-          );
+          this.failed(fn, result.error);
+          this.log.error('invocation failed; its messages return after the visibility timeout', {
+            function: fn,
+            error: result.error instanceof Error ? result.error.message : String(result.error),
+          });
         }
       } catch (error) {
-        fileLog(this.options.logFile, 'local-runner').error('poll failed', {
-          function: name,
-          error: String(error),
-        });
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        this.log.error('poll failed', { function: fn, error: String(error) });
+        await sleep(1_000);
       }
     }
   }
 
-  private async sweepLoop(): Promise<void> {
-    const staleMs = Number(this.options.stack.environment.Sweeper.INLET_STALE_AFTER_SECONDS ?? 300) * 1000;
+  /** One scheduled invocation, retried as the rule's target retry policy says. */
+  private async fire(schedule: ScheduleSettings): Promise<void> {
+    for (let attempt = 0; attempt <= schedule.retryAttempts && !this.stopping; attempt++) {
+      const invocation = await this.host.invoke(schedule.functionLogicalId, scheduledEvent()).catch(
+        (error: Error): LambdaInvokeResult => ({
+          payload: { errorType: 'Local.Error', errorMessage: error.message },
+          functionError: 'Unhandled',
+        }),
+      );
+      if (!invocation.functionError) return;
+      this.failed(
+        schedule.functionLogicalId,
+        new LambdaFunctionError(invocation.payload as FunctionErrorDocument),
+      );
+      this.log.error('scheduled invocation failed', {
+        function: schedule.functionLogicalId,
+        error: invocation.payload,
+      });
+      await sleep(1_000);
+    }
+  }
+
+  private async scheduleLoop(schedule: ScheduleSettings): Promise<void> {
     let last = Date.now();
     while (!this.stopping) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      if (Date.now() - last >= staleMs) {
-        last = Date.now();
-        await this.sweep(staleMs).catch(() => undefined);
-      }
+      await sleep(500);
+      if (Date.now() - last < schedule.everyMs) continue;
+      last = Date.now();
+      await this.fire(schedule);
     }
   }
 
-  sweep(olderThanMs: number) {
-    return sweepStale(this.runtimes.sweeper, olderThanMs);
+  /**
+   * Brings the schedules' next firing forward (the sweeper re-requests what it finds stalled for longer than
+   * its threshold, the template's sweep interval): what `untilQuiet` does when only the sweeper can help.
+   */
+  async fireSchedulesNow(): Promise<void> {
+    if (Date.now() - this.lastEarlySweep < 5_000) return;
+    this.lastEarlySweep = Date.now();
+    await Promise.all(this.options.stack.schedules.map((s) => this.fire(s)));
   }
 
   start(): void {
     this.stopping = false;
-    this.loops = [this.pollLoop('Batcher'), this.pollLoop('Committer'), this.sweepLoop(), this.sinkLoop()];
+    this.loops = [
+      ...this.options.stack.eventSources.map((source) => this.pollLoop(source)),
+      ...this.options.stack.schedules.map((schedule) => this.scheduleLoop(schedule)),
+    ];
   }
 
-  /** Lets the invocations in flight finish, like a Lambda draining, then returns. */
+  /** Lets the invocations in flight finish, like a Lambda draining, then stops the functions' processes. */
   async stop(): Promise<void> {
     this.stopping = true;
     await Promise.all(this.loops);
+    await this.host.stop();
+    for (const poller of this.pollers.values()) poller.destroy();
   }
 
   async depths(): Promise<QueueDepths> {
@@ -244,46 +293,38 @@ export class LocalRunner {
     };
   }
 
+  /** Every queue a mapping polls, waiting and in flight. */
+  private async polledDepth(): Promise<number> {
+    let total = 0;
+    for (const { queueUrl } of this.options.stack.eventSources) {
+      const { visible, inFlight } = await queueDepth(this.options.clients.sqs, queueUrl);
+      total += visible + inFlight;
+    }
+    return total;
+  }
+
   /** Nothing queued or in flight, and no batch sealed or version reserved but not committed. */
   async quiet(): Promise<boolean> {
-    const d = await this.depths();
-    if (d.ingest > 0 || d.commit > 0) return false;
-    if (await commitsInFlight(this.operator.ledger, this.options.stack.tables)) return false;
+    if ((await this.polledDepth()) > 0) return false;
+    if (await commitsInFlight(this.ledger, this.options.stack.tables)) return false;
     return this.sinksCaughtUp();
   }
 
-  /** `Trigger.AvailableNow`: process until quiet twice in a row, re-requesting stalled commits when idle. */
+  /** `Trigger.AvailableNow`: process until quiet twice in a row, bringing the sweeper forward when idle. */
   async untilQuiet(onTick?: () => Promise<void> | void, timeoutMs = 10 * 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let quietChecks = 0;
     while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, this.options.quietCheckMs ?? 500));
+      await sleep(this.options.quietCheckMs ?? 500);
       await onTick?.();
       if (await this.quiet()) {
         quietChecks += 1;
         if (quietChecks >= 2) return;
       } else {
         quietChecks = 0;
-        const d = await this.depths();
-        if (d.ingest === 0 && d.commit === 0) await this.sweep(0);
+        if ((await this.polledDepth()) === 0) await this.fireSchedulesNow();
       }
     }
     throw new Error(`still not quiet after ${Math.round(timeoutMs / 1000)} s`);
-  }
-
-  get ledger() {
-    return this.operator.ledger;
-  }
-
-  get store() {
-    return this.operator.store;
-  }
-
-  /** The sink's cursors as the operator reads them (`inlet status`, the summary), not as the sink. */
-  sinkCursors() {
-    return new DynamoDbSinkCursorStore({
-      client: this.options.clients.dynamodb,
-      tableName: this.options.stack.environment.Committer.INLET_LEDGER_TABLE ?? '',
-    });
   }
 }

@@ -1,11 +1,20 @@
-// `npm test` / `npm start` pre-step: make sure the emulator venv exists before anything else runs.
-// `--engines` (npm run test:engines): also the reference engines, pyspark in the venv and the Maven jars.
+// `npm test` / `npm start` pre-step: the emulator venv and the Lambda runtime the functions run under,
+// installed (once) side by side. `--venv` or `--lambda-runtime`: only that one (`npm test` starts the
+// integration files that need only the emulator as soon as the venv is there, test/run.ts). `--engines`
+// (npm run test:engines): the reference engines instead, pyspark in the venv and the Maven jars.
 import { ensureEngineJars } from './engine-jars.ts';
+import { ensureLambdaRuntime } from './lambda/install.ts';
 import { ensureEnginesVenv, ensureVenv } from './venv.ts';
 
-if (process.argv.includes('--engines')) {
+const only = (flag: string) => process.argv.includes(flag);
+
+if (only('--engines')) {
   await ensureEnginesVenv();
   ensureEngineJars();
-} else {
+} else if (only('--venv')) {
   await ensureVenv();
+} else if (only('--lambda-runtime')) {
+  await ensureLambdaRuntime();
+} else {
+  await Promise.all([ensureVenv(), ensureLambdaRuntime()]);
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { OUTPUTS } from '../shared/names.ts';
 import { emulatorAnswers, startEmulator } from './emulator.ts';
+import type { HostedFunction } from './lambda/host.ts';
 import { projectRoot } from './paths.ts';
 
 /** `.inlet/` in the project, or INLET_STATE_DIR (tests use their own). */
@@ -24,6 +25,11 @@ export interface LocalConfig {
   readonly commitDlqUrl: string;
   /** Absent in a local.json from before backfills existed: `npm start` rewrites it. */
   readonly backfillStateMachineArn?: string;
+  /**
+   * The stack's functions and their bundles: what a local backfill run by the CLI invokes. Absent in a
+   * local.json from before functions ran from their bundles: `npm start` rewrites it.
+   */
+  readonly functions?: readonly HostedFunction[];
 }
 
 /** `.inlet/local.json`'s content for a stack brought up on the emulator at `endpoint`. */
@@ -32,6 +38,7 @@ export function localConfigOf(
     readonly outputs: Record<string, string>;
     readonly tables: LocalConfig['tables'];
     readonly stackName: string;
+    readonly functions?: readonly HostedFunction[];
   },
   endpoint: string,
   region: string,
@@ -50,6 +57,7 @@ export function localConfigOf(
     commitQueueUrl: o[OUTPUTS.commitQueueUrl] ?? '',
     commitDlqUrl: o[OUTPUTS.commitDlqUrl] ?? '',
     backfillStateMachineArn: o[OUTPUTS.backfillStateMachine] ?? '',
+    ...(stack.functions ? { functions: stack.functions } : {}),
   };
 }
 

@@ -1,15 +1,21 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { App, DefaultStackSynthesizer } from 'aws-cdk-lib';
 import { readContext } from '../infra/context.ts';
 import { InletStack } from '../infra/inlet-stack.ts';
-import { projectRoot } from './paths.ts';
+import { prune, useBundleCache } from './bundle-cache.ts';
+import { cacheDir, projectRoot } from './paths.ts';
 
 export interface CfnTemplate {
   Resources: Record<
     string,
-    { Type: string; Properties?: Record<string, unknown>; DependsOn?: string | string[] }
+    {
+      Type: string;
+      Properties?: Record<string, unknown>;
+      DependsOn?: string | string[];
+      Metadata?: Record<string, unknown>;
+    }
   >;
   Outputs?: Record<string, { Value: unknown }>;
   Parameters?: Record<string, unknown>;
@@ -42,14 +48,25 @@ export function synthesizeInletStack(
   options: {
     /** CDK's built-in CloudFormation template validation (App `builtinCloudFormationValidation`). @default true */
     validate?: boolean;
+    /**
+     * Bundle the functions, as `cdk synth` does (local mode runs the bundles; bundles unchanged since an
+     * earlier synth are copied from local/bundle-cache.ts's cache). Without it each code asset is the project
+     * folder unbundled and the emulator gets an empty zip: enough where no function runs. @default false
+     */
+    bundle?: boolean;
   } = {},
 ): SynthesizedStack {
   const cdkJson = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')) as {
     context: Record<string, unknown>;
   };
   const context: Record<string, unknown> = { ...cdkJson.context, ...overrides };
-  // No bundling: the emulator never runs Lambda code, so each code asset is uploaded as an empty zip.
-  context['aws:cdk:bundling-stacks'] = [];
+  if (options.bundle) {
+    useBundleCache();
+    // As the CDK CLI sets it: each function's resource says where its asset is (`aws:asset:path`).
+    context['aws:cdk:enable-asset-metadata'] = true;
+  } else {
+    context['aws:cdk:bundling-stacks'] = [];
+  }
   const outdir = mkdtempSync(join(tmpdir(), 'inlet-cdk-'));
   const app = new App({ context, outdir, builtinCloudFormationValidation: options.validate ?? true });
   const { stackName, props } = readContext((key) => app.node.tryGetContext(key));
@@ -77,6 +94,42 @@ export function synthesizeInletStack(
     })),
   );
   return { stackName, outdir, template: artifact.template as CfnTemplate, assets };
+}
+
+export const assetCacheDir = join(cacheDir, 'assets');
+
+/**
+ * The bundle of each Node.js function of a bundling synth, found as `sam local` finds it (the resource's
+ * `aws:asset:path` metadata), kept in .cache/assets/ under its asset name (`asset.<hash of the bundle>`,
+ * so one name is one content) for the processes that run it after the synth is removed.
+ * @returns logical id -> the function's code directory
+ */
+export function keepFunctionCode(stack: SynthesizedStack): Record<string, string> {
+  const code: Record<string, string> = {};
+  mkdirSync(assetCacheDir, { recursive: true });
+  for (const [id, resource] of Object.entries(stack.template.Resources)) {
+    const path = resource.Metadata?.['aws:asset:path'];
+    const runtime = String(resource.Properties?.Runtime ?? '');
+    if (
+      resource.Type !== 'AWS::Lambda::Function' ||
+      typeof path !== 'string' ||
+      !runtime.startsWith('nodejs')
+    )
+      continue;
+    const kept = join(assetCacheDir, path);
+    if (!existsSync(kept)) {
+      const building = `${kept}.${process.pid}.tmp`;
+      cpSync(join(stack.outdir, path), building, { recursive: true });
+      try {
+        renameSync(building, kept);
+      } catch {
+        rmSync(building, { recursive: true, force: true });
+      }
+    }
+    code[id] = kept;
+  }
+  prune(assetCacheDir, 40);
+  return code;
 }
 
 /** Deletes the synthesized assembly (templates and bundles): nothing of a synth stays in the temp folder. */

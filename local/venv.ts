@@ -1,8 +1,8 @@
-import { type SpawnSyncOptionsWithStringEncoding, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type InstalledPiece, installOnce } from './install-once.ts';
 import { engineRequirementsFile, requirementsFile, venvDir, venvPython } from './paths.ts';
 
 /** Raised when the machine lacks a piece the emulator needs; the message names the piece and the fix. */
@@ -13,18 +13,36 @@ export class EmulatorSetupError extends Error {
   }
 }
 
-const stampFile = join(venvDir, '.inlet-requirements.sha256');
-/** Inside the venv: a venv rebuilt for new emulator pins loses it, and the engines are installed again. */
-const enginesStampFile = join(venvDir, '.inlet-engines.sha256');
-const lockDir = `${venvDir}.lock`;
-const staleLockMs = 10 * 60_000;
+/**
+ * The venv and the engines added to it: one folder, so one lock (`.venv.lock`). The engines' stamp is inside
+ * the venv: a venv rebuilt for new emulator pins loses it, and the engines are installed again.
+ */
+const venvPiece = (stampName: string, requirements: string): InstalledPiece => ({
+  dir: venvDir,
+  file: venvPython,
+  stampFile: join(venvDir, stampName),
+  stamp: createHash('sha256').update(readFileSync(requirements)).digest('hex'),
+});
+const STALE_LOCK_MS = 10 * 60_000;
 
-function fileHash(path: string): string {
-  return createHash('sha256').update(readFileSync(path)).digest('hex');
+/**
+ * Runs a command without blocking this process (the Lambda runtime installs beside the venv, in the same
+ * process): its exit status and its stderr, or how it could not start.
+ */
+function spawned(cmd: string, args: string[], stderr: 'pipe' | 'inherit') {
+  return new Promise<{ status: number | null; stderr: string; error?: Error }>((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', stderr === 'pipe' ? 'ignore' : 'inherit', stderr] });
+    let text = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+    });
+    child.once('error', (error) => resolve({ status: null, stderr: text, error }));
+    child.once('close', (status) => resolve({ status, stderr: text }));
+  });
 }
 
-function run(cmd: string, args: string[], what: string): void {
-  const result = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+async function run(cmd: string, args: string[], what: string): Promise<void> {
+  const result = await spawned(cmd, args, 'inherit');
   if (result.error) throw new EmulatorSetupError(`${what}: could not run ${cmd}: ${result.error.message}`);
   if (result.status !== 0) throw new EmulatorSetupError(`${what} failed (${cmd} exited ${result.status})`);
 }
@@ -38,25 +56,24 @@ const UV = 'uv==0.13.9';
  * with pip itself, so nothing outside the project changes; if it cannot be installed or cannot reach the
  * index (uv reads UV_INDEX_URL, not pip's configuration), pip does the install as before.
  */
-function install(log: (line: string) => void, requirements: string, what: string): void {
-  const quiet: SpawnSyncOptionsWithStringEncoding = { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' };
-  const uv = spawnSync(
+async function install(log: (line: string) => void, requirements: string, what: string): Promise<void> {
+  const uv = await spawned(
     venvPython,
     ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', UV],
-    quiet,
+    'pipe',
   );
   if (uv.status === 0) {
-    const viaUv = spawnSync(
+    const viaUv = await spawned(
       join(dirname(venvPython), 'uv'),
       ['pip', 'install', '--quiet', '--python', venvPython, '-r', requirements],
-      quiet,
+      'pipe',
     );
     if (viaUv.status === 0) return;
     log(`[inlet] uv could not install ${what} (${lastLine(viaUv.stderr)}); using pip`);
   } else {
     log(`[inlet] could not install uv (${lastLine(uv.stderr)}); using pip`);
   }
-  run(
+  await run(
     venvPython,
     ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '-r', requirements],
     `pip install of ${what}`,
@@ -83,12 +100,12 @@ const CLI_PACKAGES = [
  * PYTHONDONTWRITEBYTECODE is set (this machine's environment) Python compiles every module it imports
  * afresh in every process: measured 4.5-5 s for `aws --version`, 1 s with the bytecode (2 busy cores).
  */
-function compileCli(): void {
+function compileCli(): Promise<void> {
   const script =
     'import compileall, importlib.util, os, sys\n' +
     'for name in sys.argv[1:]:\n' +
     '    compileall.compile_dir(os.path.dirname(importlib.util.find_spec(name).origin), quiet=1, workers=0)\n';
-  run(venvPython, ['-c', script, ...CLI_PACKAGES], 'compiling the AWS CLI');
+  return run(venvPython, ['-c', script, ...CLI_PACKAGES], 'compiling the AWS CLI');
 }
 
 function findPython(): string {
@@ -112,52 +129,28 @@ function checkModule(python: string, mod: string, debianPackage: string): void {
   }
 }
 
-function isCurrent(stamp: string, hash: string): boolean {
-  return existsSync(venvPython) && existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === hash;
-}
-
-/** Serialises concurrent installs (two test runs at once) with an atomic mkdir lock. */
-async function withLock<T>(fn: () => T): Promise<T> {
-  for (;;) {
-    try {
-      mkdirSync(lockDir);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (Date.now() - statSync(lockDir).mtimeMs > staleLockMs)
-        rmSync(lockDir, { recursive: true, force: true });
-      await sleep(500);
-    }
-  }
-  try {
-    return fn();
-  } finally {
-    rmSync(lockDir, { recursive: true, force: true });
-  }
-}
-
 /**
  * Creates `.venv` with the pinned moto server, once. A second call with unchanged
  * `emulator/requirements.txt` does nothing; a changed file reinstalls.
  * @returns the venv's python path
  */
 export async function ensureVenv(log: (line: string) => void = console.error): Promise<string> {
-  const hash = fileHash(requirementsFile);
-  if (isCurrent(stampFile, hash)) return venvPython;
-  return withLock(() => {
-    if (isCurrent(stampFile, hash)) return venvPython;
-    const python = findPython();
-    checkModule(python, 'venv', 'python3-venv');
-    checkModule(python, 'ensurepip', 'python3-venv python3-pip');
-    log(`[inlet] creating the emulator venv in ${venvDir} (moto server, pinned; under a minute, once)`);
-    rmSync(venvDir, { recursive: true, force: true });
-    run(python, ['-m', 'venv', venvDir], 'creating the venv');
-    install(log, requirementsFile, 'the emulator');
-    compileCli();
-    writeFileSync(stampFile, `${hash}\n`);
-    log('[inlet] emulator venv ready');
-    return venvPython;
-  });
+  await installOnce(
+    venvPiece('.inlet-requirements.sha256', requirementsFile),
+    async () => {
+      const python = findPython();
+      checkModule(python, 'venv', 'python3-venv');
+      checkModule(python, 'ensurepip', 'python3-venv python3-pip');
+      log(`[inlet] creating the emulator venv in ${venvDir} (moto server, pinned; under a minute, once)`);
+      rmSync(venvDir, { recursive: true, force: true });
+      await run(python, ['-m', 'venv', venvDir], 'creating the venv');
+      await install(log, requirementsFile, 'the emulator');
+      await compileCli();
+      log('[inlet] emulator venv ready');
+    },
+    STALE_LOCK_MS,
+  );
+  return venvPython;
 }
 
 /**
@@ -168,14 +161,14 @@ export async function ensureVenv(log: (line: string) => void = console.error): P
  */
 export async function ensureEnginesVenv(log: (line: string) => void = console.error): Promise<string> {
   await ensureVenv(log);
-  const hash = fileHash(engineRequirementsFile);
-  if (isCurrent(enginesStampFile, hash)) return venvPython;
-  return withLock(() => {
-    if (isCurrent(enginesStampFile, hash)) return venvPython;
-    log('[inlet] adding the reference engines to the venv (pyspark, pinned; about a minute, once)');
-    install(log, engineRequirementsFile, 'the reference engines');
-    writeFileSync(enginesStampFile, `${hash}\n`);
-    log('[inlet] reference engines ready');
-    return venvPython;
-  });
+  await installOnce(
+    venvPiece('.inlet-engines.sha256', engineRequirementsFile),
+    async () => {
+      log('[inlet] adding the reference engines to the venv (pyspark, pinned; about a minute, once)');
+      await install(log, engineRequirementsFile, 'the reference engines');
+      log('[inlet] reference engines ready');
+    },
+    STALE_LOCK_MS,
+  );
+  return venvPython;
 }

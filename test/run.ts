@@ -5,11 +5,12 @@
  * (`fileParallelism: false`, which the integration project needs, see vitest.config.ts) in a group of its
  * own after every other project, so the unit project's CPU work (CDK synth, cfn-lint, the simulation) and
  * the integration project's waiting on moto added up instead of overlapping. Here the unit run starts at
- * once, the emulator venv is made beside it (about a minute on a fresh clone), and the integration run
- * starts when the venv is ready. Integration output streams; unit output is held and printed whole when
- * that run ends, so the two never mix mid-report.
+ * once, the emulator venv and the Lambda runtime are made beside it (on a fresh clone, about 20 s and one to
+ * two minutes), and the integration run starts when the venv is ready: its files that run the functions'
+ * bundles come last and wait for the runtime. Integration output streams; unit output is held and printed
+ * whole when that run ends, so the two never mix mid-report.
  *
- * With arguments (`npm test -- test/unit/foo.test.ts`) it is `vitest run <arguments>` after the venv.
+ * With arguments (`npm test -- test/unit/foo.test.ts`) it is `vitest run <arguments>` after both.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -45,9 +46,10 @@ function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
-function setup(): Promise<number> {
+/** `local/setup.ts` with `flags` (none: the venv and the Lambda runtime); its exit code. */
+function setup(...flags: string[]): Promise<number> {
   return exited(
-    track(spawn(bin('tsx'), [join('local', 'setup.ts')], { cwd: projectRoot, stdio: 'inherit' })),
+    track(spawn(bin('tsx'), [join('local', 'setup.ts'), ...flags], { cwd: projectRoot, stdio: 'inherit' })),
   );
 }
 
@@ -99,7 +101,11 @@ async function both(): Promise<number> {
     return code;
   });
 
-  const setupCode = await setup();
+  // The Lambda runtime's one-time build (its runtime client's native build is over a minute of CPU) runs
+  // beside the unit project and the integration files that need only the emulator; the files that run the
+  // bundles come last and wait for it (vitest.config.ts, test/support/lambda-runtime.ts).
+  const runtimeSetup = setup('--lambda-runtime');
+  const setupCode = await setup('--venv');
   let integrationCode = setupCode;
   let integrationTook = '';
   if (setupCode === 0) {
@@ -113,14 +119,18 @@ async function both(): Promise<number> {
     rmSync(reportDir, { recursive: true, force: true });
     integrationTook = seconds(started);
   } else {
-    unit.kill('SIGTERM');
+    for (const child of children) child.kill('SIGTERM');
   }
   const unitCode = await unitDone;
+  const runtimeCode = await runtimeSetup;
   const integrationLine = integrationTook
     ? `integration ${verdict(integrationCode)} at ${integrationTook}`
     : 'integration not run (the emulator venv could not be made)';
-  process.stdout.write(`npm test: unit ${verdict(unitCode)} at ${unitTook}, ${integrationLine}\n`);
-  return unitCode || integrationCode;
+  const runtimeLine = runtimeCode === 0 ? '' : `; the Lambda runtime could not be made (exit ${runtimeCode})`;
+  process.stdout.write(
+    `npm test: unit ${verdict(unitCode)} at ${unitTook}, ${integrationLine}${runtimeLine}\n`,
+  );
+  return unitCode || integrationCode || runtimeCode;
 }
 
 /**

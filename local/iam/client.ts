@@ -2,7 +2,7 @@
  * How local mode and the tests use the IAM check proxy, in or out of its process: register a bound stack
  * (each function gets its credentials), authorize a call a service makes itself (Step Functions invoking
  * the backfill function), read the denials. And the one place a function's environment is pointed at the
- * proxy with its role's credentials: `functionEnv` (the Lambda runtime branch starts each function process
+ * proxy with its role's credentials: `functionEnv` (local mode's Lambda host starts each function process
  * with this environment).
  */
 import type { AuthzRequest } from './evaluator.ts';

@@ -81,7 +81,11 @@ interface PendingClaim {
   deferred?: boolean;
 }
 
-/** Time kept for staging, sealing and requesting the commit after the last claim (Lambda deadline). */
+/**
+ * Time kept for staging, sealing and requesting the commit after the last claim (Lambda deadline), at most
+ * half of what the invocation has: the whole of it from a function with a timeout of 10 s or less would defer
+ * every claim, and no file would ever be ingested.
+ */
 const SEAL_MARGIN_MS = 10_000;
 /** Throttled messages come back after 5 s, 10 s, 20 s ... at most 15 minutes (jittered). */
 const THROTTLE_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
@@ -151,7 +155,9 @@ export class IngestBatch {
     // half the lease, or too close to the Lambda's own end to still seal, are deferred (their messages come
     // back at once).
     const halfLease = startedAt + (this.deps.config.leaseSeconds * 1000) / 2;
-    const deadline = Math.min(halfLease, (options.deadline ?? Number.POSITIVE_INFINITY) - SEAL_MARGIN_MS);
+    const lambdaDeadline = options.deadline ?? Number.POSITIVE_INFINITY;
+    const margin = Math.min(SEAL_MARGIN_MS, (lambdaDeadline - startedAt) / 2);
+    const deadline = Math.min(halfLease, lambdaDeadline - margin);
 
     await this.claimAll(run, claims, (table) => ({
       batchId: batchIds.get(table) as string,

@@ -441,10 +441,9 @@ export const SHAPES: readonly Shape[] = [
     versions: [{ ...counted('a b+c é.json', [1]), columns: [['n', 'long']] }, counted('d.json', [2, 3])],
     written: async (t) => {
       const keys = (await t.landingKeys()).sort();
-      claim(
-        keys.join() === ['archive/events/a b+c é.json', 'archive/events/d.json'].join(),
-        `landing bucket holds ${keys.join(', ')}`,
-      );
+      // An archive key is `<moveTo prefix>/<source bucket>/<key>` (docs/bronze.md, cleanSource).
+      const archived = ['a b+c é.json', 'd.json'].map((f) => `archive/${t.landingBucket}/events/${f}`);
+      claim(keys.join() === archived.join(), `landing bucket holds ${keys.join(', ')}`);
     },
   },
   {

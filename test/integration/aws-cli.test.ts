@@ -13,6 +13,7 @@ import { BATCH_COMMITTED } from '../../shared/storage/eventbridge-publisher.ts';
 import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
 import { testTarget, uniqueName } from '../support/aws.ts';
 import { awsCli, awsCliBatch, json } from '../support/aws-cli.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
 import { waitForExecution } from '../support/step-functions.ts';
 
 // What docs/emulator.md ("APIs on the local stack") says of each API an operator calls on the deployed
@@ -21,6 +22,8 @@ import { waitForExecution } from '../support/step-functions.ts';
 // CLI's start-up is about a second of CPU).
 
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const stateDir = mkdtempSync(join(tmpdir(), 'inlet-aws-cli-'));
 const stackName = uniqueName('InletAwsCli');

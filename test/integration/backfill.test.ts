@@ -15,24 +15,26 @@ import { DescribeStateMachineCommand } from '@aws-sdk/client-sfn';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InProcessInvoker } from '../../local/lambda-invoker.ts';
+import { accessDenied } from '../../local/iam/denied.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import { projectRoot } from '../../local/paths.ts';
-import { LocalRunner } from '../../local/runner.ts';
+import type { LocalRunner } from '../../local/runner.ts';
 import { StepFunctionsExecutor } from '../../local/step-functions/executor.ts';
 import { queueDepth } from '../../shared/aws/queues.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
-import { DefiniteFailureError } from '../../shared/errors.ts';
-import { METRIC, MemoryMetrics } from '../../shared/metrics.ts';
+import { METRIC } from '../../shared/metrics.ts';
 import type { ObjectRef } from '../../shared/model.ts';
 import { OUTPUTS, RETRYABLE_ERRORS } from '../../shared/names.ts';
-import type { BackfillDeps } from '../../shared/usecases/backfill.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
-import { deployedRoles } from '../support/iam.ts';
+import { type FaultProxy, type ProxiedRequest, slowDown } from '../support/fault-proxy.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
+import { startTestRunner, type TestRunner } from '../support/local-runner.ts';
 import { type DescribedExecution, errorMessage, historyOf, startAndWait } from '../support/step-functions.ts';
 
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const clients = testClients();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const region = 'us-east-1';
@@ -40,8 +42,9 @@ const region = 'us-east-1';
 /**
  * The backfill state machine as CDK synthesizes it, deployed to the emulator through CloudFormation and
  * started, followed and read through Step Functions' API, as any client would; local mode's executor runs
- * each execution in the ASL interpreter with the real backfill handler, next to the real batcher and
- * committer (LocalRunner). Small steps (2 pages) and short executions (3 steps) so continue-as-new happens.
+ * each execution in the ASL interpreter, its tasks invoking the backfill function's bundle under the Lambda
+ * runtime, next to the batcher and committer bundles (LocalRunner), each calling AWS as its role. Small steps
+ * (2 pages) and short executions (3 steps) so continue-as-new happens.
  */
 describe.skipIf(target.kind !== 'emulator')(
   'backfill, reprocess and reconcile (Step Functions, executed)',
@@ -50,27 +53,19 @@ describe.skipIf(target.kind !== 'emulator')(
     let runner: LocalRunner;
     let bucket: string;
     let queueUrl: string;
-    let iam: Awaited<ReturnType<typeof deployedRoles>>;
-    const metrics = new MemoryMetrics();
+    let local: TestRunner;
+    let iam: TestRunner['iam'];
+    /** Between the backfill function's process and AWS: what a test makes AWS answer it. */
+    let faults: FaultProxy;
 
-    /** Local mode's executor, with faults injected into the backfill function's dependencies if asked. */
-    const executor = (wrapDeps?: (deps: BackfillDeps) => BackfillDeps) =>
+    /** Local mode's executor: its tasks invoke the functions the runner hosts. */
+    const executor = () =>
       new StepFunctionsExecutor({
         clients,
         endpoint,
         region,
         stackName: stack.stackName,
-        invoker: new InProcessInvoker({
-          clients,
-          stackName: stack.stackName,
-          endpoint,
-          region,
-          metrics,
-          log: { debug() {}, info() {}, warn() {}, error() {} },
-          ...(wrapDeps ? { wrapDeps } : {}),
-          // The backfill function calls AWS as its role.
-          ...(iam ? { iam } : {}),
-        }),
+        invoker: runner.host,
         pollMs: 100,
         retryIntervalMs: 20,
         // The state machine invokes the function and continues as new as its role.
@@ -83,9 +78,10 @@ describe.skipIf(target.kind !== 'emulator')(
      */
     async function run(
       input: Record<string, unknown>,
-      wrapDeps?: (deps: BackfillDeps) => BackfillDeps,
+      fault?: FaultProxy['fault'],
     ): Promise<{ chain: DescribedExecution[]; last: DescribedExecution }> {
-      const running = executor(wrapDeps);
+      const running = executor();
+      faults.fault = fault;
       await running.start();
       try {
         const chain = await startAndWait(
@@ -96,6 +92,7 @@ describe.skipIf(target.kind !== 'emulator')(
         );
         return { chain, last: chain.at(-1) as DescribedExecution };
       } finally {
+        faults.fault = undefined;
         await running.stop();
       }
     }
@@ -195,21 +192,18 @@ describe.skipIf(target.kind !== 'emulator')(
       });
       bucket = stack.outputs[OUTPUTS.landingBucket] ?? '';
       queueUrl = stack.outputs[OUTPUTS.ingestQueueUrl] ?? '';
-      // Checked every 100 ms: most tests here wait for a few dozen files, done well within a second.
-      iam = await deployedRoles(stack.stackName, stack.iam);
-      runner = new LocalRunner({
+      // The backfill function calls AWS (as its role) through the fault proxy.
+      local = await startTestRunner(stack, {
         clients,
-        stack,
         endpoint,
         region,
-        quietCheckMs: 100,
-        ...(iam ? { iam } : {}),
+        faulty: (fn) => fn.role === 'Backfill',
       });
-      runner.start();
+      ({ runner, faults, iam } = local);
     }, 180_000);
 
     afterAll(async () => {
-      await runner?.stop();
+      await local?.stop();
     });
 
     /** Sets backfill function environment variables (as an operator would) for the duration of `fn`. */
@@ -389,26 +383,18 @@ describe.skipIf(target.kind !== 'emulator')(
         (_, i) => `clicks/throttle/${String(i).padStart(4, '0')}.json`,
       );
       await putWithoutEvents(keys);
-      let lists = 0;
-      const throttled = (deps: BackfillDeps): BackfillDeps => ({
-        ...deps,
-        lister: {
-          commonPrefixes: (request) => deps.lister.commonPrefixes(request),
-          list: async (request) => {
-            lists += 1;
-            // S3 says SlowDown twice (after the SDK's own retries) on the first listing: the state machine's
-            // Retry takes over, with backoff, and the step runs again from its cursor.
-            if (lists === 1 || lists === 2) {
-              const slowDown = Object.assign(new Error('Please reduce your request rate.'), {
-                name: 'SlowDown',
-                $metadata: { httpStatusCode: 503 },
-              });
-              throw new DefiniteFailureError('list failed: SlowDown', slowDown);
-            }
-            return deps.lister.list(request);
-          },
-        },
-      });
+      // S3 answers SlowDown to every attempt of the function's first two listings (ListObjectsV2 of the
+      // prefix, not its partitions' CommonPrefixes): the SDK retries each as a throttle, gives up after its
+      // attempts, the function reports the step throttled, the state machine's Retry takes over with backoff
+      // and the step runs again from its cursor.
+      const listings: string[] = [];
+      const throttled = (request: ProxiedRequest) => {
+        const query = new URL(request.url, 'http://s3').searchParams;
+        if (request.service !== 's3' || query.get('list-type') !== '2' || query.has('delimiter')) return;
+        if (query.get('prefix') !== 'clicks/throttle/') return;
+        if (!listings.includes(request.call)) listings.push(request.call);
+        return listings.indexOf(request.call) < 2 ? slowDown() : undefined;
+      };
       const { chain, last } = await withBackfillEnvironment({ INLET_BACKFILL_PAGE_SIZE: '50' }, () =>
         run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled),
       );
@@ -419,7 +405,7 @@ describe.skipIf(target.kind !== 'emulator')(
         for (const event of await historyOf(clients.sfn, execution.executionArn))
           if (event.type === 'TaskFailed') failures.push(event.taskFailedEventDetails?.error);
       expect(failures).toEqual([RETRYABLE_ERRORS.throttled, RETRYABLE_ERRORS.throttled]);
-      expect(lists).toBeGreaterThanOrEqual(2 + 3);
+      expect(listings.length).toBeGreaterThanOrEqual(2 + 3);
       expect(output(last)).toMatchObject({
         listed: keys.length,
         matched: keys.length,
@@ -435,17 +421,17 @@ describe.skipIf(target.kind !== 'emulator')(
       // third page (its first send), leaving 10, as 2,100 keys in pages of 1,000 would.
       const keys = Array.from({ length: 50 }, (_, i) => `clicks/fail/${String(i).padStart(4, '0')}.json`);
       await putWithoutEvents(keys);
-      let sends = 0;
-      const denied = (deps: BackfillDeps): BackfillDeps => ({
-        ...deps,
-        enqueuer: {
-          enqueue: async (files, origin) => {
-            sends += 1;
-            if (sends >= 3) throw new DefiniteFailureError('enqueue failed: AccessDenied');
-            return deps.enqueuer.enqueue(files, origin);
-          },
-        },
-      });
+      // SQS refuses every message holding one of the last ten keys (the third page's): AccessDenied, which the
+      // SDK does not retry, as when the queue's policy or the role changed mid-run.
+      const denied = (request: ProxiedRequest) =>
+        request.service === 'sqs' && keys.slice(40).some((k) => request.body.includes(k))
+          ? accessDenied(
+              'sqs',
+              { method: request.method, json: Boolean(request.headers['x-amz-target']) },
+              'User: backfill is not authorized to perform: sqs:SendMessage (a test fault)',
+              'fault',
+            )
+          : undefined;
       const { failed, resumed } = await withBackfillEnvironment(
         { INLET_BACKFILL_PAGE_SIZE: '20' },
         async () => {
@@ -464,7 +450,7 @@ describe.skipIf(target.kind !== 'emulator')(
       expect(failed.last.error).toBe('DefiniteFailureError');
       const cause = JSON.parse(failed.last.cause ?? '{}');
       // The failed task's cause: Lambda's error document for the function error.
-      expect(errorMessage(cause.failure.Cause)).toBe('enqueue failed: AccessDenied');
+      expect(errorMessage(cause.failure.Cause)).toMatch(/failed: AccessDenied: .*a test fault/);
       expect(cause.summary).toMatchObject({ listed: 40, enqueued: 40, complete: false });
       expect(cause.summary.lastKey).toBe(keys[39]);
       // Resumed from the printed key: only what was left.
@@ -495,7 +481,7 @@ describe.skipIf(target.kind !== 'emulator')(
       await put(seen);
       await runner.untilQuiet();
       await putWithoutEvents(lost);
-      const missingBefore = metrics.totals.get(METRIC.reconcileMissing) ?? 0;
+      const missingBefore = runner.metrics.totals.get(METRIC.reconcileMissing) ?? 0;
 
       const { last } = await run({
         table: 'clicks',
@@ -510,7 +496,8 @@ describe.skipIf(target.kind !== 'emulator')(
         enqueued: 15,
         alreadyIngested: 10,
       });
-      expect((metrics.totals.get(METRIC.reconcileMissing) ?? 0) - missingBefore).toBe(15);
+      // From the backfill function's EMF log lines, as CloudWatch would have the metric.
+      expect((runner.metrics.totals.get(METRIC.reconcileMissing) ?? 0) - missingBefore).toBe(15);
       await runner.untilQuiet();
       expectExactlyOnce(await manifestKeys('clicks'), [...seen, ...lost]);
     });

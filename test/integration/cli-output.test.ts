@@ -6,18 +6,20 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
-import { LocalRunner } from '../../local/runner.ts';
 import { localConfigOf } from '../../local/state.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
 import { OUTPUTS } from '../../shared/names.ts';
 import { projectRoot } from '../../shared/project-root.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
-import { deployedRoles } from '../support/iam.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
+import { startTestRunner } from '../support/local-runner.ts';
 
 // What `inlet` prints against a local pipeline with data in it: a human table in a pseudo-terminal
 // (`script`, so stdout is a TTY of a known width), and clean JSON with the exact values for scripts.
 
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const clients = testClients();
 const scratch = mkdtempSync(join(tmpdir(), 'inlet-cli-output-'));
@@ -89,20 +91,11 @@ beforeAll(async () => {
   await clients.sqs.send(
     new SendMessageCommand({ QueueUrl: o[OUTPUTS.ingestQueueUrl], MessageBody: LONG_BODY }),
   );
-  const iam = await deployedRoles(stack.stackName, stack.iam);
-  const runner = new LocalRunner({
-    clients,
-    stack,
-    endpoint,
-    region: 'us-east-1',
-    quietCheckMs: 100,
-    ...(iam ? { iam } : {}),
-  });
-  runner.start();
+  const local = await startTestRunner(stack, { clients, endpoint, region: 'us-east-1' });
   try {
-    await runner.untilQuiet(undefined, 90_000);
+    await local.runner.untilQuiet(undefined, 90_000);
   } finally {
-    await runner.stop();
+    await local.stop();
   }
 }, 180_000);
 

@@ -6,10 +6,13 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../local/paths.ts';
 import { testTarget, uniqueName } from '../support/aws.ts';
+import { waitForLambdaRuntime } from '../support/lambda-runtime.ts';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'inlet-local-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 const target = testTarget();
+// The runtime the bundles run under: `npm test` may still be building it (test/support/lambda-runtime.ts).
+await waitForLambdaRuntime();
 const endpoint = target.kind === 'emulator' ? target.endpoint : '';
 const stackName = uniqueName('InletLocal');
 const env = { ...process.env, INLET_STATE_DIR: stateDir, NODE_NO_WARNINGS: '1' };
@@ -37,6 +40,18 @@ function hung(what: string, ms: number, stderr: () => string): Error {
 }
 
 const START_TIMEOUT_MS = 500_000;
+
+/** Processes whose command line names `marker`, once those dying of a kill are gone (up to 10 s). */
+async function survivors(marker: string): Promise<string[]> {
+  let found: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const ps = spawnSync('pgrep', ['-af', marker], { encoding: 'utf8' });
+    found = ps.stdout.split('\n').filter((line) => line.trim() !== '');
+    if (found.length === 0) return found;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return found;
+}
 
 function start(
   args: string[],
@@ -154,19 +169,19 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     const killedStack = uniqueName('InletKill');
     const killedState = mkdtempSync(join(tmpdir(), 'inlet-kill-'));
     const killedEnv = { ...env, INLET_STATE_DIR: killedState };
-    // Local mode's shortest timings: the killed run's messages come back after 6 s (not 30) and its claims
-    // expire after 2 s (not 10). Recovery is the same code whatever the timings; only the wait is shorter.
-    const timings = ['--timeout-seconds', '1'];
+    // Short timings: the killed run's messages come back after 18 s (not 30) and its claims expire after 6 s
+    // (not 10). Recovery is the same code whatever the timings; only the wait is shorter. Not 1 s: a cold
+    // start's init counts into the first invocation's timeout under the Runtime Interface Emulator.
+    const timings = ['--timeout-seconds', '3'];
     const args = ['--endpoint', endpoint, '--stack-name', killedStack, '--no-view', ...timings];
     // Run 1: the pipeline works while the demo uploads; it is killed the moment the uploads are done,
     // with batches in flight (claims made, lists staged or sealed, commits pending).
     const first = spawn(
       tsx,
       [join(projectRoot, 'cli', 'start.ts'), ...args, '--demo', '--files-per-table', '30'],
-      {
-        cwd: projectRoot,
-        env: killedEnv,
-      },
+      // Its own process group, so the kill reaches every process of it (tsx runs the CLI in a child,
+      // which a SIGKILL of tsx alone leaves running), as a crash takes the whole machine.
+      { cwd: projectRoot, env: killedEnv, detached: true },
     );
     let firstErr = '';
     await new Promise<void>((resolve, reject) => {
@@ -187,8 +202,13 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
       });
       first.once('exit', done);
     });
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    expect(first.exitCode, `run 1 ended before its kill:\n${firstErr.slice(-2000)}`).toBeNull();
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    process.kill(-(first.pid as number), 'SIGKILL');
+    await exited;
+    // Run 1 is dead, every process of it: a survivor would go on working beside run 2 (and writing its
+    // state), so the test would show a pipeline that was never killed.
+    expect(await survivors(killedStack)).toEqual([]);
 
     // Run 2: the same emulator and stack; messages in flight come back after their visibility timeout.
     const second = await start(['--available-now', ...timings], { stack: killedStack, env: killedEnv });
@@ -198,14 +218,14 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     const local = JSON.parse(readFileSync(join(killedState, 'local.json'), 'utf8'));
     const { createClients, destroyClients } = await import('../../shared/aws/clients.ts');
     const clients = createClients(target);
-    // The timings reached the stack: 6x the 1 s function timeout.
+    // The timings reached the stack: 6x the 3 s function timeout.
     const { Attributes } = await clients.sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: local.ingestQueueUrl,
         AttributeNames: ['VisibilityTimeout'],
       }),
     );
-    expect(Attributes?.VisibilityTimeout).toBe('6');
+    expect(Attributes?.VisibilityTimeout).toBe('18');
     const { S3BatchStore } = await import('../../shared/storage/s3-batch-store.ts');
     const { demoKeys } = await import('../../local/demo.ts');
     const store = new S3BatchStore({ client: clients.s3, bucket: local.manifestBucket });

@@ -96,7 +96,7 @@ export async function functionClients(options: {
 
 /**
  * A stack deployed to the emulator (LocalStack: its template bound to what CloudFormation created),
- * registered with the run's IAM check: what the `iam` option of LocalRunner, InProcessInvoker and
+ * registered with the run's IAM check: what the `iam` option of LocalRunner and
  * StepFunctionsExecutor takes. `expectDenials`: a fixture with a grant cut, whose denials the test asserts.
  */
 export async function deployedRoles(

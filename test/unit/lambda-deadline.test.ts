@@ -15,13 +15,13 @@ it('the claim deadline follows the Lambda remaining time: late claims are deferr
   const files = keys(10);
   for (const key of files) await h.put(key);
   const ports = h.ports();
-  // Each claim takes 400 simulated ms (a slow partition).
+  // Each claim takes 800 simulated ms (a slow partition).
   const slow = new Proxy(ports.ledger, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (property !== 'claimFile') return typeof value === 'function' ? value.bind(target) : value;
       return async (...args: Parameters<typeof target.claimFile>) => {
-        await h.scheduler.sleep(undefined, 400);
+        await h.scheduler.sleep(undefined, 800);
         return target.claimFile(...args);
       };
     },
@@ -37,14 +37,15 @@ it('the claim deadline follows the Lambda remaining time: late claims are deferr
     retries: { retryLater: async (later) => void retries.push(...later) },
   });
   const started = h.now();
-  // 11.5 s left: after the 10 s kept for sealing, about 1.5 s of claims (3-4 at 400 ms each).
+  // 11.5 s left: after the 5.75 s kept for sealing (half of it: less than the 10 s margin), 5.75 s of claims
+  // (7-8 at 800 ms each).
   const context = { getRemainingTimeInMillis: () => 11_500 - (h.now() - started) };
 
   const result = await h.pollIngestWith((event) => handler(event, context));
 
   const [sealed] = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
-  expect(sealed?.fileCount).toBeGreaterThanOrEqual(3);
-  expect(sealed?.fileCount).toBeLessThanOrEqual(4);
+  expect(sealed?.fileCount).toBeGreaterThanOrEqual(7);
+  expect(sealed?.fileCount).toBeLessThanOrEqual(8);
   expect(result.failed).toBe(files.length - (sealed?.fileCount ?? 0));
   // Deferred messages come back at once, not after the queue's visibility timeout.
   expect(retries).toHaveLength(result.failed);
@@ -56,4 +57,27 @@ it('the claim deadline follows the Lambda remaining time: late claims are deferr
     ...CLEAN_VERDICT,
     dlqDepth: 0,
   });
+});
+
+it('a short Lambda timeout still claims: the time kept for sealing is at most half of what the invocation has', async () => {
+  // A batcher deployed with a 5 s timeout (local mode's default, or `inlet:batcherTimeoutSeconds: 5`): with
+  // the whole 10 s seal margin taken from 5 s, every claim would be deferred and no file ever ingested.
+  const h = await MemoryHarness.create({ config: { tables: [{ name: 'orders', prefix: 'orders/' }] } });
+  const files = keys(3);
+  for (const key of files) await h.put(key);
+  const handler = makeBatcherHandler({
+    ...h.ports(),
+    config: h.config,
+    log: h.log,
+    metrics: h.metrics,
+    now: h.now,
+  });
+  const started = h.now();
+  const context = { getRemainingTimeInMillis: () => 5_000 - (h.now() - started) };
+
+  const result = await h.pollIngestWith((event) => handler(event, context));
+
+  expect(result.failed).toBe(0);
+  const [sealed] = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
+  expect(sealed?.fileCount).toBe(3);
 });
