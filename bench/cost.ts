@@ -10,12 +10,14 @@ export const PRICES = {
   sqsPerMillionRequests: 0.4,
   dynamodbPerMillionWriteUnits: 0.625,
   dynamodbPerMillionReadUnits: 0.125,
-  s3PerThousandPuts: 0.005,
-  s3PerThousandGets: 0.0004,
+  // https://aws.amazon.com/s3/pricing/ (Requests & data retrievals, S3 Standard): "PUT, COPY, POST, LIST
+  // requests" at one rate, "GET, SELECT, and all other requests" at another; DELETE and CANCEL are free.
+  s3PerThousandPutCopyPostList: 0.005,
+  s3PerThousandGetAndOther: 0.0004,
   lambdaPerMillionInvocations: 0.2,
   eventBridgePerMillionEvents: 1.0,
   stepFunctionsPerThousandTransitions: 0.025,
-  note: 'Lambda GB-seconds and storage are not included; requests and invocations are.',
+  note: 'Lambda GB-seconds and storage are not included; requests and invocations are. S3 DELETE and CANCEL (abort multipart) requests are free.',
 };
 
 /** What a pipeline asked of AWS for a run: the billed units the prices above apply to. */
@@ -23,8 +25,12 @@ export interface BilledUnits {
   readonly sqsRequests: number;
   readonly dynamodbWriteUnits: number;
   readonly dynamodbReadUnits: number;
-  readonly s3Puts: number;
-  readonly s3Gets: number;
+  /** S3's first request class: PUT, COPY, POST and LIST (usage type `Requests-Tier1`). */
+  readonly s3PutCopyPostListRequests: number;
+  /** S3's second: GET, HEAD, SELECT and every other request not in the first (`Requests-Tier2`). */
+  readonly s3GetAndOtherRequests: number;
+  /** DELETE and CANCEL requests, which S3 does not bill: counted as requests, priced at nothing. */
+  readonly s3FreeRequests: number;
   readonly lambdaInvocations: number;
   readonly eventBridgeEvents: number;
 }
@@ -35,11 +41,47 @@ export function usdPerMillionFiles(units: BilledUnits, files: number): number {
     (units.sqsRequests / 1e6) * PRICES.sqsPerMillionRequests +
     (units.dynamodbWriteUnits / 1e6) * PRICES.dynamodbPerMillionWriteUnits +
     (units.dynamodbReadUnits / 1e6) * PRICES.dynamodbPerMillionReadUnits +
-    (units.s3Puts / 1e3) * PRICES.s3PerThousandPuts +
-    (units.s3Gets / 1e3) * PRICES.s3PerThousandGets +
+    (units.s3PutCopyPostListRequests / 1e3) * PRICES.s3PerThousandPutCopyPostList +
+    (units.s3GetAndOtherRequests / 1e3) * PRICES.s3PerThousandGetAndOther +
     (units.lambdaInvocations / 1e6) * PRICES.lambdaPerMillionInvocations +
     (units.eventBridgeEvents / 1e6) * PRICES.eventBridgePerMillionEvents;
   return Math.round((usd / files) * 1e6 * 100) / 100;
+}
+
+/**
+ * S3 operations in the PUT, COPY, POST, LIST class: AWS's usage report names `Requests-Tier1` "the number of
+ * PUT, COPY, POST, or LIST requests" (https://docs.aws.amazon.com/AmazonS3/latest/userguide/aws-usage-report-understand.html);
+ * a multipart write is a POST to start, a PUT per part (a copied part too) and a POST to complete.
+ */
+const S3_PUT_COPY_POST_LIST = new Set([
+  'PutObject',
+  'CopyObject',
+  'CreateMultipartUpload',
+  'UploadPart',
+  'UploadPartCopy',
+  'CompleteMultipartUpload',
+  'PutObjectTagging',
+  'ListObjects',
+  'ListObjectsV2',
+  'ListObjectVersions',
+  'ListMultipartUploads',
+  'ListParts',
+  'ListBuckets',
+]);
+/** "DELETE and CANCEL requests are free" (the pricing page); a multi-object delete is a delete. */
+const S3_FREE = new Set(['DeleteObject', 'DeleteObjects', 'AbortMultipartUpload']);
+
+/** Each S3 request the counter saw, in the class S3 bills it in; anything not named above is a GET-class request. */
+function s3Classes(c: RequestCounter) {
+  let putCopyPostList = 0;
+  let free = 0;
+  for (const [name, n] of c.requests) {
+    if (!name.startsWith('s3.')) continue;
+    const operation = name.slice('s3.'.length);
+    if (S3_PUT_COPY_POST_LIST.has(operation)) putCopyPostList += n;
+    else if (S3_FREE.has(operation)) free += n;
+  }
+  return { putCopyPostList, free, other: c.total('s3.') - putCopyPostList - free };
 }
 
 /**
@@ -52,13 +94,14 @@ export function billedUnits(
   lambdaInvocations: number,
   eventBridgeEvents: number,
 ): BilledUnits {
-  const s3Puts = c.requests.get('s3.PutObject') ?? 0;
+  const s3 = s3Classes(c);
   return {
     sqsRequests: c.total('sqs.') + sentEvents,
     dynamodbWriteUnits: c.dynamodbWriteItems + c.dynamodbTransactItems,
     dynamodbReadUnits: c.dynamodbReadItems + (c.requests.get('dynamodb.Query') ?? 0),
-    s3Puts,
-    s3Gets: c.total('s3.') - s3Puts,
+    s3PutCopyPostListRequests: s3.putCopyPostList,
+    s3GetAndOtherRequests: s3.other,
+    s3FreeRequests: s3.free,
     lambdaInvocations,
     eventBridgeEvents,
   };
@@ -71,7 +114,7 @@ export function requestsPerFile(units: BilledUnits, files: number) {
     sqs: perFile(units.sqsRequests),
     dynamodbWriteUnits: perFile(units.dynamodbWriteUnits),
     dynamodbReadUnits: perFile(units.dynamodbReadUnits),
-    s3: perFile(units.s3Puts + units.s3Gets),
+    s3: perFile(units.s3PutCopyPostListRequests + units.s3GetAndOtherRequests + units.s3FreeRequests),
     stepFunctions: 0,
     lambdaInvocations: perFile(units.lambdaInvocations),
     eventBridge: perFile(units.eventBridgeEvents),
