@@ -1,11 +1,12 @@
 // `awsLatency`: the benchmarks whose worth depends on waiting for AWS (parallel backfill partitions, group
 // commit, the sink's parallel reads, the peers, the naive loader) run again with every request held as long
-// as AWS takes to answer it (bench/aws-latencies.ts), through a proxy in front of the same emulator
+// as AWS takes to answer it (local/aws-latencies.ts), through a proxy in front of the same emulator
 // (local/latency-proxy.ts). The emulator's own time stays on top: these are upper bounds of AWS's times.
+
+import { AWS_LATENCIES, latencyOf } from '../local/aws-latencies.ts';
 import { startLatencyProxy } from '../local/latency-proxy.ts';
 import { createClients, destroyClients } from '../shared/aws/clients.ts';
 import { emulatorTarget } from '../shared/aws/target.ts';
-import { AWS_LATENCIES, latencyOf } from './aws-latencies.ts';
 import { backfill } from './backfill.ts';
 import { groupCommit } from './group-commit.ts';
 import { HISTORY, type HistoryFixture, naivePickup } from './incremental.ts';

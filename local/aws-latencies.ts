@@ -1,6 +1,7 @@
-// AWS's latencies per operation, for the bench's AWS-latency mode (bench/aws-latency.ts). Each figure is a
-// same-region median as AWS publishes it, or, where AWS publishes none, an assumption said to be one, with
-// its reasoning. docs/performance.md shows the same table.
+// AWS's latencies per operation, for the AWS-latency proxy (./latency-proxy.ts): the bench's AWS-latency pass
+// (bench/aws-latency.ts) and `npm start -- --aws-latency`. Each figure is a same-region median as AWS
+// publishes it, or, where AWS publishes none, an assumption said to be one, with its reasoning.
+// docs/performance.md shows the same table.
 
 export interface LatencyFigure {
   readonly ms: number;
