@@ -27,7 +27,13 @@ import { type BenchContext, type Benchmark, log, quick, seconds } from './suppor
 const cli: Benchmark = {
   name: 'cli',
   run: async ({ observer, endpoint }) => ({
-    cli: await cliTimings(observer, endpoint, { runs: quick ? 5 : 15, log }),
+    // Quick: 3 runs of each command, one timed start (each is a whole local pipeline) and no uncached one.
+    cli: await cliTimings(observer, endpoint, {
+      runs: quick ? 3 : 15,
+      starts: quick ? 1 : 5,
+      uncached: !quick,
+      log,
+    }),
   }),
 };
 
