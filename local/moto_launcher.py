@@ -82,7 +82,8 @@ sqs_models.SQSBackend.send_message = _patched["send_message"]  # type: ignore[me
 # moto's TransactWriteItems deep-copies every table it touches before it starts, and on any failed condition
 # puts the copies back. The copy costs O(table size) per transaction (seconds for a 20,000-file ledger), and
 # the put-back erases every write other requests made to those tables meanwhile: a claim written while a
-# takeover transaction fails is lost (a lost update AWS never makes). Instead: transactions run one at a time,
+# takeover transaction fails is lost (a lost update AWS never makes). Instead: transactions run one at a time
+# (under the item lock below),
 # the copy is skipped (moto's own put-back then restores the same objects, a no-op), and on failure only the
 # items the transaction touched are restored from their snapshot.
 _dynamodb_module = importlib.import_module("moto.dynamodb.models")
@@ -90,7 +91,24 @@ _DynamoDBBackend = _dynamodb_module.DynamoDBBackend
 _Table = importlib.import_module("moto.dynamodb.models.table").Table
 _DynamoType = importlib.import_module("moto.dynamodb.models.dynamo_type").DynamoType
 _transact_write_items = _DynamoDBBackend.transact_write_items
-_transaction_lock = threading.RLock()
+# One lock for every item read and write: DynamoDB's conditional writes are atomic and its transactions
+# serializable with single-item reads and writes (DynamoDB developer guide, "Isolation levels for DynamoDB
+# transactions"). moto checks a condition, then writes, in the request's thread: two conditional updates of
+# one item could both pass their check (both "won" a version). Serializing them costs nothing measurable,
+# since moto holds the GIL for nearly all of each request anyway.
+_item_lock = threading.RLock()
+
+
+def _serialized(method):  # type: ignore[no-untyped-def]
+    def locked(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with _item_lock:
+            return method(*args, **kwargs)
+
+    return locked
+
+
+for _name in ("put_item", "update_item", "delete_item", "get_item", "query", "scan"):
+    setattr(_DynamoDBBackend, _name, _serialized(getattr(_DynamoDBBackend, _name)))
 
 
 class _NoTableCopy:
@@ -113,7 +131,7 @@ def _item_key(backend, op_type, op):  # type: ignore[no-untyped-def]
 
 
 def _transact_write_items_isolated(self, transact_items):  # type: ignore[no-untyped-def]
-    with _transaction_lock:
+    with _item_lock:
         snapshots = []
         for item in transact_items:
             try:
@@ -136,6 +154,26 @@ def _transact_write_items_isolated(self, transact_items):  # type: ignore[no-unt
 
 
 _DynamoDBBackend.transact_write_items = _transact_write_items_isolated  # type: ignore[method-assign]
+
+
+# S3 conditional writes (If-None-Match, If-Match on PutObject, CompleteMultipartUpload, DeleteObject, and
+# CopyObject's source conditions) are atomic in S3: of racing writers one wins, the others get 412 (or 409
+# ConditionalRequestConflict). moto checks the condition, then writes, without a lock, so two racing puts of
+# one Delta log entry could both succeed (a forked table). Every object write runs under one lock.
+_s3_responses = importlib.import_module("moto.s3.responses")
+_object_write_lock = threading.RLock()
+
+
+def _object_write_serialized(method):  # type: ignore[no-untyped-def]
+    def locked(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with _object_write_lock:
+            return method(*args, **kwargs)
+
+    return locked
+
+
+for _name in ("put_object", "copy_object", "delete_object", "_key_response_post"):
+    setattr(_s3_responses.S3Response, _name, _object_write_serialized(getattr(_s3_responses.S3Response, _name)))
 
 
 # Request logs (werkzeug's, if it serves anything; waitress's queue-depth notices) are noise at INFO.

@@ -21,7 +21,13 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { destroyClients } from '../../shared/aws/clients.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
@@ -247,7 +253,80 @@ describe('emulator fidelity', () => {
     const error = await put('second').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(S3ServiceException);
     expect((error as S3ServiceException).$metadata.httpStatusCode).toBe(412);
-    // moto checks then writes without a lock, so two racing puts can both succeed; AWS is atomic.
-    // The committer's DynamoDB reservation is what keeps versions linear (docs/protocol.md).
+  });
+
+  // Conditional writes are atomic in AWS: of writers racing on one item or key, exactly one wins. moto checks,
+  // then writes, in request threads without a lock; local/moto_launcher.py serializes them.
+  const ROUNDS = 20;
+  const RACERS = 8;
+
+  it('7. of conditional PutItems racing on one item, exactly one succeeds', async () => {
+    const TableName = await createLedgerTable();
+    for (let round = 0; round < ROUNDS; round++) {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: RACERS }, (_, i) =>
+          doc.send(
+            new PutCommand({
+              TableName,
+              Item: { pk: `FILE#race#${round}`, sk: 'FILE', batchId: `B${i}` },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          ),
+        ),
+      );
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      const lost = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+      expect(won, `round ${round}`).toHaveLength(1);
+      for (const error of lost) expect(error).toBeInstanceOf(ConditionalCheckFailedException);
+    }
+  });
+
+  it('8. of conditional UpdateItems racing on one counter, exactly one succeeds per value', async () => {
+    const TableName = await createLedgerTable();
+    await doc.send(new PutCommand({ TableName, Item: { pk: 'TABLE#race', sk: 'TABLE', head: 0 } }));
+    for (let head = 0; head < ROUNDS; head++) {
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: RACERS }, () =>
+          doc.send(
+            new UpdateCommand({
+              TableName,
+              Key: { pk: 'TABLE#race', sk: 'TABLE' },
+              UpdateExpression: 'SET head = :next',
+              ConditionExpression: 'head = :head',
+              ExpressionAttributeValues: { ':head': head, ':next': head + 1 },
+            }),
+          ),
+        ),
+      );
+      expect(
+        outcomes.filter((o) => o.status === 'fulfilled'),
+        `head ${head}`,
+      ).toHaveLength(1);
+    }
+    const { Item } = await doc.send(new GetCommand({ TableName, Key: { pk: 'TABLE#race', sk: 'TABLE' } }));
+    expect(Item?.head).toBe(ROUNDS);
+  });
+
+  it('9. of PutObjects with IfNoneMatch "*" racing on one key, exactly one succeeds', async () => {
+    const bucket = uniqueName('fid-race');
+    await clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    for (let round = 0; round < ROUNDS; round++) {
+      const Key = `t/_delta_log/${String(round).padStart(20, '0')}.json`;
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: RACERS }, (_, i) =>
+          clients.s3.send(
+            new PutObjectCommand({ Bucket: bucket, Key, Body: `writer ${i}`, IfNoneMatch: '*' }),
+          ),
+        ),
+      );
+      expect(
+        outcomes.filter((o) => o.status === 'fulfilled'),
+        `round ${round}`,
+      ).toHaveLength(1);
+      for (const o of outcomes) {
+        // AWS answers a loser 412, or 409 ConditionalRequestConflict while the winner is in flight.
+        if (o.status === 'rejected') expect([409, 412]).toContain(o.reason.$metadata?.httpStatusCode);
+      }
+    }
   });
 });
