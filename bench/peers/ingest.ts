@@ -16,7 +16,6 @@ import { uniqueName } from '../../test/support/names.ts';
 import { countRequests, RequestCounter } from '../../test/support/request-counter.ts';
 import { billedUnits, requestsPerFile, usdPerMillionFiles } from '../cost.ts';
 import { afterHop, type BenchContext, inChunks, log, pipeline, quick } from '../support.ts';
-import { serializeItemWrites } from './item-writes.ts';
 import { MESSAGE_ID_KEY, OBJECT_KEY, type OutputFile, powertoolsLoader } from './powertools-loader.ts';
 
 /** Files, and one duplicate event for every tenth file (S3 delivers at least once). */
@@ -175,7 +174,6 @@ async function inlet(ctx: BenchContext, size: PeerSize) {
   const clients = createClients(ctx.target);
   try {
     const h = await pipeline(clients, TABLE, true);
-    serializeItemWrites(clients.dynamodb, { [h.resources.ledgerTable]: ['pk', 'sk'] });
     const probe = new DynamoDbLedger({ client: ctx.observer.dynamodb, tableName: h.resources.ledgerTable });
     const { keys, bodies } = peerEvents(h.resources.landingBucket, size);
     await send(ctx.observer, h.resources.ingestQueue.url, bodies);
@@ -236,7 +234,6 @@ async function powertools(ctx: BenchContext, size: PeerSize, eventKeyJmesPath: s
   countRequests(clients.dynamodb, 'dynamodb', counter);
   countRequests(clients.s3, 's3', counter);
   countRequests(clients.sqs, 'sqs', counter);
-  serializeItemWrites(clients.dynamodb, { [id]: ['id'] });
   try {
     const handler = powertoolsLoader({
       dynamodb: clients.dynamodb,
