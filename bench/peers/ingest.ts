@@ -5,10 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { pollOnce } from '../../local/poller.ts';
+import type { Context } from 'aws-lambda';
 import { type AwsClients, createClients, destroyClients } from '../../shared/aws/clients.ts';
-import { queueDepth } from '../../shared/aws/queues.ts';
 import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
 import { commitsInFlight } from '../../shared/usecases/sweep.ts';
 import { s3Notification } from '../../test/support/events.ts';
@@ -17,6 +15,7 @@ import { countRequests, RequestCounter } from '../../test/support/request-counte
 import { billedUnits, requestsPerFile, usdPerMillionFiles } from '../cost.ts';
 import { afterHop, type BenchContext, inChunks, log, pipeline, quick } from '../support.ts';
 import { MESSAGE_ID_KEY, OBJECT_KEY, type OutputFile, powertoolsLoader } from './powertools-loader.ts';
+import { type RunStats, type ServedPipeline, serve } from './serve.ts';
 
 /** Files, and one duplicate event for every tenth file (S3 delivers at least once). */
 export interface PeerSize {
@@ -24,15 +23,10 @@ export interface PeerSize {
   readonly duplicateEvery: number;
 }
 
-/**
- * The emulator's pass; the AWS-latency pass takes the same in the full run and 200 files with `--quick`:
- * every request held, one invocation after the other, 500 files made it the longest part of that pass
- * (45-50 s of a quick run). The rates are per file; `files` and `events` say which size each pass ran.
- */
+/** The same in both passes, so the emulator's figures and those at AWS's latencies compare. */
 export const PEER_SIZE: PeerSize = quick
   ? { files: 500, duplicateEvery: 10 }
   : { files: 5_000, duplicateEvery: 10 };
-const LATENCY_PEER_SIZE: PeerSize = quick ? { files: 200, duplicateEvery: 10 } : PEER_SIZE;
 const TABLE = 'peers';
 
 /** The run's events: one S3 notification body per file, duplicates identical, in a fixed shuffled order. */
@@ -76,49 +70,6 @@ async function send(observer: AwsClients, queueUrl: string, bodies: readonly str
   );
 }
 
-interface Source {
-  readonly queueUrl: string;
-  readonly batchSize: number;
-  readonly batchingWindowMs?: number;
-  readonly handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
-}
-
-/**
- * Lambda's event source mappings, one invocation at a time, until every queue is empty and `quiet` says the
- * pipeline is done. A queue is polled only when a message is visible in it (the bench's own look, uncounted):
- * waiting out a visibility timeout costs no requests, as Lambda's long polls cost next to none. Returns the
- * invocations, the time spent in them (receive, handler, delete) and the wall time.
- */
-async function serve(
-  sqs: AwsClients['sqs'],
-  observer: AwsClients,
-  sources: readonly Source[],
-  quiet: () => Promise<boolean>,
-) {
-  const started = performance.now();
-  let invocations = 0;
-  let busyMs = 0;
-  for (;;) {
-    let waiting = 0;
-    let worked = false;
-    for (const source of sources) {
-      const { visible, inFlight } = await queueDepth(observer.sqs, source.queueUrl);
-      waiting += visible + inFlight;
-      if (visible === 0) continue;
-      const begun = performance.now();
-      const poll = await pollOnce({ client: sqs, ...source }, source.handler);
-      if (poll.received === 0) continue;
-      invocations += 1;
-      busyMs += performance.now() - begun;
-      worked = true;
-    }
-    if (worked) continue;
-    if (waiting === 0 && (await quiet())) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { invocations, busyMs, wallMs: performance.now() - started };
-}
-
 /** What a pipeline's output holds against the files whose events were sent. */
 function outcome(expected: readonly string[], listed: readonly string[]) {
   const counts = new Map<string, number>();
@@ -131,7 +82,7 @@ function outcome(expected: readonly string[], listed: readonly string[]) {
 
 function report(
   counter: RequestCounter,
-  run: { invocations: number; busyMs: number; wallMs: number },
+  run: RunStats,
   events: number,
   files: number,
   eventBridgeEvents: number,
@@ -170,40 +121,53 @@ function lambdaContext(functionName: string, timeoutMs: number): Context {
   };
 }
 
+/** A pipeline set up with its events queued: what the loop serves, and how its outcome is read back. */
+interface Prepared<R> {
+  readonly served: ServedPipeline;
+  result(run: RunStats): Promise<R>;
+  close(): void;
+}
+
 async function inlet(ctx: BenchContext, size: PeerSize) {
   const clients = createClients(ctx.target);
-  try {
-    const h = await pipeline(clients, TABLE, true);
-    const probe = new DynamoDbLedger({ client: ctx.observer.dynamodb, tableName: h.resources.ledgerTable });
-    const { keys, bodies } = peerEvents(h.resources.landingBucket, size);
-    await send(ctx.observer, h.resources.ingestQueue.url, bodies);
-    h.counter.reset();
-    const hop = ctx.hops?.lambdaInvokeMs ?? 0;
-    const run = await serve(
-      clients.sqs,
-      ctx.observer,
-      [
+  const h = await pipeline(clients, TABLE, true);
+  const probe = new DynamoDbLedger({ client: ctx.observer.dynamodb, tableName: h.resources.ledgerTable });
+  const { keys, bodies } = peerEvents(h.resources.landingBucket, size);
+  await send(ctx.observer, h.resources.ingestQueue.url, bodies);
+  h.counter.reset();
+  const hop = ctx.hops?.lambdaInvokeMs ?? 0;
+  return {
+    served: {
+      name: 'inlet',
+      sources: [
         {
+          client: clients.sqs,
           queueUrl: h.resources.ingestQueue.url,
           batchSize: 1_000,
           batchingWindowMs: 1_000,
           handler: afterHop(hop, h.batcher()),
         },
-        { queueUrl: h.resources.commitQueue.url, batchSize: 10, handler: afterHop(hop, h.committer()) },
+        {
+          client: clients.sqs,
+          queueUrl: h.resources.commitQueue.url,
+          batchSize: 10,
+          handler: afterHop(hop, h.committer()),
+        },
       ],
       // The bench's look at the ledger, on its own clients: not the pipeline's requests.
-      () => commitsInFlight(probe, h.config.tables).then((inFlight) => !inFlight),
-    );
-    const measured = report(h.counter, run, bodies.length, keys.length, h.published.length);
-    const listed = (await h.manifests(TABLE)).flatMap((m) => m.files.map((f) => f.key));
-    return { ...measured, ...outcome(keys, listed) };
-  } finally {
-    destroyClients(clients);
-  }
+      quiet: () => commitsInFlight(probe, h.config.tables).then((inFlight) => !inFlight),
+    },
+    async result(run: RunStats) {
+      const measured = report(h.counter, run, bodies.length, keys.length, h.published.length);
+      const listed = (await h.manifests(TABLE)).flatMap((m) => m.files.map((f) => f.key));
+      return { ...measured, ...outcome(keys, listed) };
+    },
+    close: () => destroyClients(clients),
+  } satisfies Prepared<unknown>;
 }
 
 /** The Powertools pipeline with the SAM template of its docs: BatchSize default (10), timeout 5 s, visibility 30 s. */
-async function powertools(ctx: BenchContext, size: PeerSize, eventKeyJmesPath: string) {
+async function powertools(ctx: BenchContext, size: PeerSize, name: string, eventKeyJmesPath: string) {
   const { observer } = ctx;
   const id = uniqueName('powertools');
   // The idempotency table as the docs' templates make it: partition key `id`, TTL on `expiration`.
@@ -234,20 +198,20 @@ async function powertools(ctx: BenchContext, size: PeerSize, eventKeyJmesPath: s
   countRequests(clients.dynamodb, 'dynamodb', counter);
   countRequests(clients.s3, 's3', counter);
   countRequests(clients.sqs, 'sqs', counter);
-  try {
-    const handler = powertoolsLoader({
-      dynamodb: clients.dynamodb,
-      s3: clients.s3,
-      idempotencyTable: id,
-      outputBucket: id,
-      outputPrefix: 'output',
-      eventKeyJmesPath,
-    });
-    const run = await serve(
-      clients.sqs,
-      observer,
-      [
+  const handler = powertoolsLoader({
+    dynamodb: clients.dynamodb,
+    s3: clients.s3,
+    idempotencyTable: id,
+    outputBucket: id,
+    outputPrefix: 'output',
+    eventKeyJmesPath,
+  });
+  return {
+    served: {
+      name,
+      sources: [
         {
+          client: clients.sqs,
           queueUrl,
           batchSize: 10,
           handler: afterHop(ctx.hops?.lambdaInvokeMs ?? 0, (event) =>
@@ -255,17 +219,18 @@ async function powertools(ctx: BenchContext, size: PeerSize, eventKeyJmesPath: s
           ),
         },
       ],
-      async () => true,
-    );
-    const listed = await outputKeys(observer, id, 'output/');
-    return {
-      ...report(counter, run, bodies.length, keys.length, 0),
-      ...outcome(keys, listed),
-      eventKeyJmesPath,
-    };
-  } finally {
-    destroyClients(clients);
-  }
+      quiet: async () => true,
+    },
+    async result(run: RunStats) {
+      const listed = await outputKeys(observer, id, 'output/');
+      return {
+        ...report(counter, run, bodies.length, keys.length, 0),
+        ...outcome(keys, listed),
+        eventKeyJmesPath,
+      };
+    },
+    close: () => destroyClients(clients),
+  } satisfies Prepared<unknown>;
 }
 
 /** Every file every output object lists, in order (a file listed twice appears twice). */
@@ -289,29 +254,47 @@ async function outputKeys(observer: AwsClients, bucket: string, prefix: string):
 /**
  * `peers.inlet` and `peers.powertools` (object-keyed, as a user ingesting files would key it), and with
  * `docsExampleKey` the docs' literal `messageId` key, only in the emulator's own mode (its outcome is what
- * matters, not its speed).
+ * matters, not its speed). Served in one loop, one invocation at a time (./serve.ts).
  */
 export async function ingestPeers(ctx: BenchContext) {
-  const size = ctx.hops ? LATENCY_PEER_SIZE : PEER_SIZE;
-  const duplicates = Math.ceil(size.files / size.duplicateEvery);
-  log(`peers: Inlet on ${size.files} files and ${duplicates} duplicate events`);
-  const inletRun = await inlet(ctx, size);
-  log('peers: the Powertools pipeline (idempotency + batch) on the same events');
-  const powertoolsRun = await powertools(ctx, size, OBJECT_KEY);
-  if (ctx.hops) return { inlet: inletRun, powertools: powertoolsRun };
-  log("peers: the Powertools pipeline keyed by the docs' example, messageId");
-  const byMessageId = await powertools(ctx, size, MESSAGE_ID_KEY);
-  return {
-    inlet: inletRun,
-    powertools: {
-      ...powertoolsRun,
-      docsExampleKey: {
-        eventKeyJmesPath: byMessageId.eventKeyJmesPath,
-        lost: byMessageId.lost,
-        duplicated: byMessageId.duplicated,
-        usdPerMillionFiles: byMessageId.usdPerMillionFiles,
-        requestsPerFile: byMessageId.requestsPerFile,
+  const duplicates = Math.ceil(PEER_SIZE.files / PEER_SIZE.duplicateEvery);
+  log(
+    `peers: Inlet and the Powertools pipeline (idempotency + batch)${ctx.hops ? '' : ", also keyed by the docs' messageId"} on ${PEER_SIZE.files} files and ${duplicates} duplicate events, one invocation at a time`,
+  );
+  const inletPipeline = await inlet(ctx, PEER_SIZE);
+  const byObject = await powertools(ctx, PEER_SIZE, 'powertools', OBJECT_KEY);
+  const byMessageId = ctx.hops
+    ? undefined
+    : await powertools(ctx, PEER_SIZE, 'docsExampleKey', MESSAGE_ID_KEY);
+  const prepared = [inletPipeline, byObject, ...(byMessageId ? [byMessageId] : [])];
+  try {
+    const runs = await serve(
+      ctx.observer,
+      prepared.map((p) => p.served),
+    );
+    const runOf = (p: { served: ServedPipeline }) => {
+      const run = runs.get(p.served.name);
+      if (!run) throw new Error(`no run of ${p.served.name}`);
+      return run;
+    };
+    const inletRun = await inletPipeline.result(runOf(inletPipeline));
+    const powertoolsRun = await byObject.result(runOf(byObject));
+    if (!byMessageId) return { inlet: inletRun, powertools: powertoolsRun };
+    const docs = await byMessageId.result(runOf(byMessageId));
+    return {
+      inlet: inletRun,
+      powertools: {
+        ...powertoolsRun,
+        docsExampleKey: {
+          eventKeyJmesPath: docs.eventKeyJmesPath,
+          lost: docs.lost,
+          duplicated: docs.duplicated,
+          usdPerMillionFiles: docs.usdPerMillionFiles,
+          requestsPerFile: docs.requestsPerFile,
+        },
       },
-    },
-  };
+    };
+  } finally {
+    for (const p of prepared) p.close();
+  }
 }
