@@ -37,7 +37,10 @@ export interface BronzeSinkProps {
   readonly logRetention: RetentionDays;
   /** @default Duration.minutes(15) */
   readonly timeout?: Duration;
-  /** @default 512 (a file being built is at most maxFileBytes, 32 MiB by default, plus one row group) */
+  /**
+   * @default 512 (a part's files held between its passes, 64 MiB at most, a data file being built, at most
+   * maxFileBytes (32 MiB by default) grown to about twice that, and one row group)
+   */
   readonly memorySize?: number;
 }
 
@@ -178,7 +181,11 @@ export class BronzeSink extends Construct {
       const bucketArn = bronze.location
         ? Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: bucket })
         : state.manifestBucket.bucketArn;
-      allow(['s3:GetObject', 's3:PutObject'], [`${bucketArn}/${prefix === '' ? '' : `${prefix}/`}*`]);
+      // AbortMultipartUpload: a checkpoint is streamed as a multipart upload, dropped when its writing fails.
+      allow(
+        ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload'],
+        [`${bucketArn}/${prefix === '' ? '' : `${prefix}/`}*`],
+      );
       if (bronze.location) allow(['s3:ListBucket'], [bucketArn]);
     }
     this.expireNoncurrentDeltaVersions(state, bronzeTables);

@@ -129,6 +129,8 @@ export class IngestionPipeline extends Construct {
       config: this.config,
       eventBus: this.eventBus,
       logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      memorySize: props.bronzeSink?.memorySize,
+      timeout: props.bronzeSink?.timeout,
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       state: this.state,

@@ -102,11 +102,23 @@ export interface IngestionPipelineProps {
   readonly maxMessageAge?: Duration;
   /** Backfill state machine tuning. */
   readonly backfill?: BackfillProps;
+  /** The bronze sink function, deployed when a table has `bronze` (docs/bronze.md). */
+  readonly bronzeSink?: BronzeSinkFunctionProps;
   /**
    * Scheduled reconcile: list a recent window and enqueue files the ledger never saw (lost S3 events).
    * @default off
    */
   readonly reconcile?: ReconcileProps;
+}
+
+export interface BronzeSinkFunctionProps {
+  /**
+   * Sink memory, which also sets its CPU share: parsing and Parquet encoding are CPU-bound, so more memory
+   * writes a part faster (128-10,240 MB). @default 512
+   */
+  readonly memorySize?: number;
+  /** Sink timeout; its queue's visibility timeout is 6x. @default Duration.minutes(15) */
+  readonly timeout?: Duration;
 }
 
 export interface BackfillProps {
@@ -167,6 +179,16 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   }
   const timeout = props.batcherTimeout?.toSeconds() ?? DEFAULTS.batcherTimeoutSeconds;
   if (timeout > 900) problems.push('batcherTimeout: at most 15 minutes');
+  const sinkTimeout = props.bronzeSink?.timeout?.toSeconds();
+  // A run keeps its last minute back (no part starts in it): less than two minutes leaves it nothing.
+  if (sinkTimeout !== undefined && (sinkTimeout < 120 || sinkTimeout > 900))
+    problems.push('bronzeSink.timeout: 2 to 15 minutes');
+  const sinkMemory = props.bronzeSink?.memorySize;
+  if (
+    sinkMemory !== undefined &&
+    !(Number.isInteger(sinkMemory) && sinkMemory >= 128 && sinkMemory <= 10_240)
+  )
+    problems.push('bronzeSink.memorySize: 128-10,240 MB');
   if ((props.committerTimeout?.toSeconds() ?? DEFAULTS.committerTimeoutSeconds) > 900)
     problems.push('committerTimeout: at most 15 minutes');
   const perMessage = props.backfill?.recordsPerMessage ?? DEFAULTS.backfill.recordsPerMessage;

@@ -21,6 +21,7 @@ import {
 } from './lambda-invoker.ts';
 import type { EventSourceSettings, LocalStack, ScheduleSettings } from './local-stack.ts';
 import { pollOnce } from './poller.ts';
+import { sinksCaughtUp } from './sinks-caught-up.ts';
 
 export interface RunnerOptions {
   readonly clients: AwsClients;
@@ -174,13 +175,11 @@ export class LocalRunner {
     if (this.failures.length > 100) this.failures.shift();
   }
 
-  /** Every bronze table's Delta version is its manifest head - 1. */
+  /** Every bronze table holds its manifest head wholly (local/sinks-caught-up.ts). */
   async sinksCaughtUp(): Promise<boolean> {
-    for (const table of this.bronze?.tables ?? []) {
-      const head = (await this.ledger.getTable(table)).head;
-      if ((await this.bronze?.cursors.get(table))?.deltaVersion !== head - 1) return false;
-    }
-    return true;
+    const { bronze } = this;
+    if (!bronze) return true;
+    return sinksCaughtUp(bronze.tables, async (t) => (await this.ledger.getTable(t)).head, bronze.cursors);
   }
 
   /** Lambda's SQS event source mapping: one poller (FIFO groups stay in order), the template's settings. */

@@ -28,6 +28,10 @@ export async function table(
     table: name,
     location,
     deltaVersion: state.version,
+    // The manifest version wholly in the table (its Delta version says nothing of it: parts, other writers).
+    manifestVersion: state.position.manifestVersion,
+    // Files of the next manifest version already in, while it is written in parts (0 otherwise).
+    nextVersionFilesDone: state.position.filesDone,
     rows: state.rows,
     rescuedRows: state.rescued,
     dataFiles: state.files,
@@ -46,6 +50,14 @@ export async function table(
   console.log(`${name}  ${location}`);
   console.log(
     `Delta version ${state.version}  rows ${state.rows}  rescued ${state.rescued}  data files ${state.files}`,
+  );
+  const { manifestVersion, filesDone } = state.position;
+  console.log(
+    filesDone > 0
+      ? `  holds manifest versions 1-${manifestVersion} and ${filesDone} files of version ${manifestVersion + 1} (written in parts)`
+      : manifestVersion > 0
+        ? `  holds manifest versions 1-${manifestVersion}`
+        : '  holds no manifest version yet',
   );
   console.log(
     state.checkpointVersion === undefined

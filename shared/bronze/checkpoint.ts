@@ -1,4 +1,4 @@
-import { parquetReadObjects } from 'hyparquet';
+import { parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type {
   AddAction,
@@ -8,6 +8,7 @@ import type {
   RemoveAction,
   TxnAction,
 } from './log-state.ts';
+import type { LogFileStream, RandomAccessObject } from './ports.ts';
 
 /**
  * Classic single-file checkpoints, V1 spec (PROTOCOL.md "Checkpoints", "Classic checkpoint", "V1 Spec",
@@ -21,6 +22,12 @@ export function checkpointName(deltaVersion: number): string {
 
 export const LAST_CHECKPOINT = '_last_checkpoint';
 
+/** Part `part` of `parts` of a multi-part checkpoint (PROTOCOL.md "Multi-part checkpoint"; Spark writes them). */
+export function checkpointPartName(deltaVersion: number, part: number, parts: number): string {
+  const ten = (n: number) => String(n).padStart(10, '0');
+  return `${String(deltaVersion).padStart(20, '0')}.checkpoint.${ten(part)}.${ten(parts)}.parquet`;
+}
+
 /** `_last_checkpoint` as this sink writes it (the optional fields readers use to size their reads). */
 export interface LastCheckpoint {
   readonly version: number;
@@ -28,6 +35,8 @@ export interface LastCheckpoint {
   readonly size: number;
   readonly sizeInBytes: number;
   readonly numOfAddFiles: number;
+  /** Set by writers of multi-part checkpoints; this sink writes one file. */
+  readonly parts?: number;
 }
 
 // Parquet schema elements (depth-first, groups give num_children), the layout Spark and delta-rs write.
@@ -60,8 +69,28 @@ const stringList = (name: string) => [
   str('element'),
 ];
 
+/**
+ * The non-file actions first: a reader that wants only them (the sink's head, `CHECKPOINT_STATE_COLUMNS`)
+ * reads one contiguous range per row group. Readers find columns by name, so the order is free.
+ */
 const CHECKPOINT_SCHEMA = [
   { name: 'schema', num_children: 5 },
+  group('protocol', 4),
+  i32('minReaderVersion'),
+  i32('minWriterVersion'),
+  ...stringList('readerFeatures'),
+  ...stringList('writerFeatures'),
+  group('metaData', 8),
+  str('id'),
+  str('name'),
+  str('description'),
+  group('format', 2),
+  str('provider'),
+  ...stringMap('options'),
+  str('schemaString'),
+  ...stringList('partitionColumns'),
+  ...stringMap('configuration'),
+  i64('createdTime'),
   group('txn', 3),
   str('appId'),
   i64('version'),
@@ -78,49 +107,38 @@ const CHECKPOINT_SCHEMA = [
   str('path'),
   i64('deletionTimestamp'),
   bool('dataChange'),
-  group('metaData', 8),
-  str('id'),
-  str('name'),
-  str('description'),
-  group('format', 2),
-  str('provider'),
-  ...stringMap('options'),
-  str('schemaString'),
-  ...stringList('partitionColumns'),
-  ...stringMap('configuration'),
-  i64('createdTime'),
-  group('protocol', 4),
-  i32('minReaderVersion'),
-  i32('minWriterVersion'),
-  ...stringList('readerFeatures'),
-  ...stringList('writerFeatures'),
 ];
 
 const big = (n: number | null | undefined) => (n === null || n === undefined ? null : BigInt(n));
 
-type Row = {
-  txn?: unknown;
-  add?: unknown;
-  remove?: unknown;
-  metaData?: unknown;
-  protocol?: unknown;
-};
+/** One checkpoint row: exactly one action set (PROTOCOL.md "Checkpoints": one action per row). */
+export type LogAction =
+  | { readonly protocol: ProtocolAction }
+  | { readonly metaData: MetaDataAction }
+  | { readonly txn: TxnAction }
+  | { readonly add: AddAction }
+  | { readonly remove: RemoveAction };
 
-/** Rows in the order Spark writes them: protocol, metaData, txns, then files sorted by path (deterministic). */
-function checkpointRows(state: LogState): Row[] {
-  const rows: Row[] = [];
-  if (state.protocol)
-    rows.push({
+const COLUMNS = ['protocol', 'metaData', 'txn', 'add', 'remove'] as const;
+type Column = (typeof COLUMNS)[number];
+/** What a writer needs of a table besides its files: read first, and alone, by the sink. */
+export const CHECKPOINT_STATE_COLUMNS: readonly Column[] = ['protocol', 'metaData', 'txn'];
+export const CHECKPOINT_FILE_COLUMNS: readonly Column[] = ['add', 'remove'];
+
+/** An action as the checkpoint's Parquet columns hold it (longs as bigint, absent fields null). */
+function toRow(action: LogAction): Partial<Record<Column, unknown>> {
+  if ('protocol' in action)
+    return {
       protocol: {
-        minReaderVersion: state.protocol.minReaderVersion,
-        minWriterVersion: state.protocol.minWriterVersion,
-        readerFeatures: state.protocol.readerFeatures ? [...state.protocol.readerFeatures] : null,
-        writerFeatures: state.protocol.writerFeatures ? [...state.protocol.writerFeatures] : null,
+        minReaderVersion: action.protocol.minReaderVersion,
+        minWriterVersion: action.protocol.minWriterVersion,
+        readerFeatures: action.protocol.readerFeatures ? [...action.protocol.readerFeatures] : null,
+        writerFeatures: action.protocol.writerFeatures ? [...action.protocol.writerFeatures] : null,
       },
-    });
-  if (state.metaData) {
-    const m = state.metaData;
-    rows.push({
+    };
+  if ('metaData' in action) {
+    const m = action.metaData;
+    return {
       metaData: {
         id: m.id,
         name: m.name ?? null,
@@ -131,14 +149,15 @@ function checkpointRows(state: LogState): Row[] {
         configuration: m.configuration ?? {},
         createdTime: big(m.createdTime),
       },
-    });
+    };
   }
-  for (const t of [...state.txns.values()].sort((a, b) => a.appId.localeCompare(b.appId)))
-    rows.push({ txn: { appId: t.appId, version: BigInt(t.version), lastUpdated: big(t.lastUpdated) } });
-  const byPath = <T extends { path: string }>(xs: Iterable<T>) =>
-    [...xs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  for (const a of byPath(state.adds.values()))
-    rows.push({
+  if ('txn' in action) {
+    const t = action.txn;
+    return { txn: { appId: t.appId, version: BigInt(t.version), lastUpdated: big(t.lastUpdated) } };
+  }
+  if ('add' in action) {
+    const a = action.add;
+    return {
       add: {
         path: a.path,
         partitionValues: a.partitionValues,
@@ -148,55 +167,93 @@ function checkpointRows(state: LogState): Row[] {
         stats: a.stats ?? null,
         tags: a.tags ?? null,
       },
-    });
-  for (const r of byPath(state.removes.values()))
-    rows.push({
-      remove: { path: r.path, deletionTimestamp: big(r.deletionTimestamp), dataChange: r.dataChange },
-    });
-  return rows;
+    };
+  }
+  const r = action.remove;
+  return { remove: { path: r.path, deletionTimestamp: big(r.deletionTimestamp), dataChange: r.dataChange } };
 }
 
-/** The checkpoint of `state` as Parquet bytes, with what `_last_checkpoint` says about it. */
-export function buildCheckpoint(state: LogState): { bytes: Uint8Array; last: LastCheckpoint } {
-  const rows = checkpointRows(state);
-  const bytes = new ByteWriter();
-  const writer = new ParquetWriter({
-    writer: bytes,
-    schema: CHECKPOINT_SCHEMA,
-    // A fixed creator keeps a rewrite of the same checkpoint byte-identical.
-    createdBy: 'inlet bronze sink (hyparquet-writer)',
-  });
-  const columns = ['txn', 'add', 'remove', 'metaData', 'protocol'] as const;
-  writer.write({
-    columnData: columns.map((name) => ({ name, data: rows.map((r) => r[name] ?? null) })),
-    rowGroupSize: Math.max(rows.length, 1),
-  });
-  writer.finish();
-  const out = bytes.getBytes();
-  return {
-    bytes: out,
-    last: {
-      version: state.version,
-      size: rows.length,
-      sizeInBytes: out.byteLength,
-      numOfAddFiles: state.adds.size,
-    },
-  };
+/** Rows per row group: a bounded batch in memory, whatever the table's size. */
+export const CHECKPOINT_ROW_GROUP_ROWS = 10_000;
+
+/** hyparquet-writer's byte buffer, drained into the stream after each row group instead of kept whole. */
+class StreamingBytes extends ByteWriter {
+  constructor(private readonly out: LogFileStream) {
+    super(1024 * 1024);
+  }
+
+  /** ParquetWriter awaits this after each row group (and `finish` after the footer). */
+  flush(): Promise<void> {
+    const chunk = new Uint8Array(this.buffer.slice(0, this.index));
+    this.index = 0;
+    return chunk.byteLength > 0 ? this.out.write(chunk) : Promise.resolve();
+  }
+
+  override finish(): Promise<void> {
+    return this.flush();
+  }
+}
+
+/**
+ * A classic V1 checkpoint written a row group at a time into a stream (a multipart upload on S3), so its
+ * memory is one row group and one upload part, not the table: every reader reads a multi-row-group Parquet
+ * file, unlike the V2/sidecar layout, which needs the `v2Checkpoint` table feature (reader 3, writer 7).
+ */
+export class CheckpointWriter {
+  private rows: Array<Partial<Record<Column, unknown>>> = [];
+  private readonly bytes: StreamingBytes;
+  private readonly parquet: ParquetWriter;
+  private actions = 0;
+  private addFiles = 0;
+
+  constructor(
+    out: LogFileStream,
+    private readonly rowGroupRows = CHECKPOINT_ROW_GROUP_ROWS,
+  ) {
+    this.bytes = new StreamingBytes(out);
+    this.parquet = new ParquetWriter({
+      writer: this.bytes,
+      schema: CHECKPOINT_SCHEMA,
+      // A fixed creator keeps a rewrite of the same checkpoint byte-identical.
+      createdBy: 'inlet bronze sink (hyparquet-writer)',
+    });
+  }
+
+  async write(action: LogAction): Promise<void> {
+    this.rows.push(toRow(action));
+    this.actions += 1;
+    if ('add' in action) this.addFiles += 1;
+    if (this.rows.length >= this.rowGroupRows) await this.flushRowGroup();
+  }
+
+  /** Ends the file; what `_last_checkpoint` says about it, less its version. */
+  async finish(): Promise<Omit<LastCheckpoint, 'version'>> {
+    await this.flushRowGroup();
+    await this.parquet.finish();
+    return { size: this.actions, sizeInBytes: this.bytes.offset, numOfAddFiles: this.addFiles };
+  }
+
+  private async flushRowGroup(): Promise<void> {
+    if (this.rows.length === 0) return;
+    const rows = this.rows;
+    this.rows = [];
+    await this.parquet.write({
+      columnData: COLUMNS.map((name) => ({ name, data: rows.map((r) => r[name] ?? null) })),
+      rowGroupSize: rows.length,
+    });
+  }
 }
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v as bigint | number));
 /** hyparquet reads a map as a plain object (or null); keep it an object. */
 const record = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, string>) : {});
 
-/** A checkpoint file read back into a state at `version`: what any reader does before the newer commits. */
-export async function readCheckpoint(version: number, bytes: Uint8Array): Promise<LogState> {
-  const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-  const rows = (await parquetReadObjects({ file })) as Record<string, Record<string, unknown> | null>[];
-  const state: LogState = { version, txns: new Map(), adds: new Map(), removes: new Map() };
-  for (const row of rows) {
-    const { protocol, metaData, txn, add, remove } = row;
-    if (protocol)
-      state.protocol = {
+function fromRow(row: Record<string, Record<string, unknown> | null | undefined>): LogAction[] {
+  const actions: LogAction[] = [];
+  const { protocol, metaData, txn, add, remove } = row;
+  if (protocol)
+    actions.push({
+      protocol: {
         minReaderVersion: Number(protocol.minReaderVersion),
         minWriterVersion: Number(protocol.minWriterVersion),
         // Absent rather than null, as in the JSON commit (the two replays compare equal).
@@ -206,10 +263,12 @@ export async function readCheckpoint(version: number, bytes: Uint8Array): Promis
         ...(Array.isArray(protocol.writerFeatures)
           ? { writerFeatures: protocol.writerFeatures as string[] }
           : {}),
-      } satisfies ProtocolAction;
-    if (metaData) {
-      const format = (metaData.format ?? {}) as Record<string, unknown>;
-      state.metaData = {
+      } satisfies ProtocolAction,
+    });
+  if (metaData) {
+    const format = (metaData.format ?? {}) as Record<string, unknown>;
+    actions.push({
+      metaData: {
         id: String(metaData.id),
         name: (metaData.name as string | null) ?? null,
         // Absent rather than null, as in the JSON commit this sink wrote (the two replays compare equal).
@@ -219,18 +278,16 @@ export async function readCheckpoint(version: number, bytes: Uint8Array): Promis
         partitionColumns: (metaData.partitionColumns as string[] | null) ?? [],
         configuration: record(metaData.configuration),
         createdTime: num(metaData.createdTime),
-      } satisfies MetaDataAction;
-    }
-    if (txn) {
-      const t: TxnAction = {
-        appId: String(txn.appId),
-        version: Number(txn.version),
-        lastUpdated: num(txn.lastUpdated),
-      };
-      state.txns.set(t.appId, t);
-    }
-    if (add) {
-      const a: AddAction = {
+      },
+    });
+  }
+  if (txn)
+    actions.push({
+      txn: { appId: String(txn.appId), version: Number(txn.version), lastUpdated: num(txn.lastUpdated) },
+    });
+  if (add)
+    actions.push({
+      add: {
         path: String(add.path),
         partitionValues: record(add.partitionValues),
         size: Number(add.size),
@@ -238,17 +295,67 @@ export async function readCheckpoint(version: number, bytes: Uint8Array): Promis
         dataChange: Boolean(add.dataChange),
         stats: (add.stats as string | null) ?? null,
         tags: add.tags ? record(add.tags) : null,
-      };
-      state.adds.set(a.path, a);
-    }
-    if (remove) {
-      const r: RemoveAction = {
+      },
+    });
+  if (remove)
+    actions.push({
+      remove: {
         path: String(remove.path),
         deletionTimestamp: num(remove.deletionTimestamp),
         dataChange: Boolean(remove.dataChange),
-      };
-      state.removes.set(r.path, r);
-    }
+      },
+    });
+  return actions;
+}
+
+/**
+ * A checkpoint's actions, read one row group at a time (ranged reads, only the `columns` asked for), so
+ * memory is one row group whatever the table's size. Works on any writer's V1 checkpoint: a column it lacks
+ * is read as null (PROTOCOL.md "Checkpoints": "Any missing column should be treated as null").
+ */
+export async function* readCheckpointActions(
+  file: RandomAccessObject,
+  columns: readonly Column[] = COLUMNS,
+): AsyncGenerator<LogAction> {
+  const metadata = await parquetMetadataAsync(file);
+  const present = new Set(parquetSchema(metadata).children.map((c) => c.element.name));
+  const wanted = columns.filter((c) => present.has(c));
+  if (wanted.length === 0) return;
+  let start = 0;
+  for (const group of metadata.row_groups) {
+    const end = start + Number(group.num_rows);
+    const rows = await parquetReadObjects({ file, metadata, columns: wanted, rowStart: start, rowEnd: end });
+    start = end;
+    for (const row of rows) yield* fromRow(row as Record<string, Record<string, unknown> | null | undefined>);
   }
+}
+
+/** A RandomAccessObject over bytes in memory. */
+export function bytesObject(bytes: Uint8Array): RandomAccessObject {
+  return {
+    byteLength: bytes.byteLength,
+    slice: async (start, end = bytes.byteLength) =>
+      bytes.buffer.slice(bytes.byteOffset + start, bytes.byteOffset + end) as ArrayBuffer,
+  };
+}
+
+/** A checkpoint file read back whole into a state at `version` (tests and the simulation's checks). */
+export async function readCheckpoint(version: number, bytes: Uint8Array): Promise<LogState> {
+  const state: LogState = { version, txns: new Map(), adds: new Map(), removes: new Map() };
+  for await (const action of readCheckpointActions(bytesObject(bytes))) applyAction(state, action);
   return state;
+}
+
+/** One reconciled action onto a state (PROTOCOL.md "Action Reconciliation"). */
+export function applyAction(state: LogState, action: LogAction): void {
+  if ('protocol' in action) state.protocol = action.protocol;
+  else if ('metaData' in action) state.metaData = action.metaData;
+  else if ('txn' in action) state.txns.set(action.txn.appId, action.txn);
+  else if ('add' in action) {
+    state.adds.set(action.add.path, action.add);
+    state.removes.delete(action.add.path);
+  } else {
+    state.adds.delete(action.remove.path);
+    state.removes.set(action.remove.path, action.remove);
+  }
 }

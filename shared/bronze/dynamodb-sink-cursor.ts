@@ -3,12 +3,47 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import { classifyAwsError } from '../errors.ts';
 import { tableKey } from '../ledger/keys.ts';
 import type { ManifestHeads, SinkCursor, SinkCursorStore } from './ports.ts';
-import type { TableSchema } from './schema.ts';
 
 /** `SINK#<table>`: the bronze sink's cursor, in the ledger table beside `TABLE#<table>`. */
 export const sinkCursorKey = (table: string) => ({ pk: `SINK#${table}`, sk: 'S' });
 /** cleanSource's cursor: its own item, so the sink's full-item put of `S` never overwrites it. */
 export const cleanCursorKey = (table: string) => ({ pk: `SINK#${table}`, sk: 'C' });
+
+/**
+ * The cursor as an item. No schema: it lives in the Delta log's metaData, and a schema of thousands of
+ * columns would pass DynamoDB's 400 KB item limit and stop the cursor for good.
+ */
+export function cursorItem(cursor: SinkCursor): Record<string, unknown> {
+  return {
+    manifestVersion: cursor.manifestVersion,
+    filesDone: cursor.filesDone,
+    deltaVersion: cursor.deltaVersion,
+    location: cursor.location,
+    rows: cursor.rows,
+    rescued: cursor.rescued,
+    partFiles: cursor.partFiles,
+  };
+}
+
+/**
+ * An item as a cursor. One written before manifest versions were kept (one commit per version, manifest
+ * version v at Delta version v-1) reads as that: its table continues where it is, its schema attribute is
+ * ignored and dropped by the next advance.
+ */
+export function cursorFromItem(table: string, item: Record<string, unknown> | undefined): SinkCursor {
+  if (!item) return { table, manifestVersion: 0, filesDone: 0, deltaVersion: -1, rows: 0, rescued: 0 };
+  const deltaVersion = item.deltaVersion as number;
+  return {
+    table,
+    manifestVersion: (item.manifestVersion as number | undefined) ?? deltaVersion + 1,
+    filesDone: (item.filesDone as number | undefined) ?? 0,
+    deltaVersion,
+    ...(typeof item.location === 'string' ? { location: item.location } : {}),
+    rows: (item.rows as number | undefined) ?? 0,
+    rescued: (item.rescued as number | undefined) ?? 0,
+    ...(typeof item.partFiles === 'number' ? { partFiles: item.partFiles } : {}),
+  };
+}
 
 export class DynamoDbSinkCursorStore implements SinkCursorStore, ManifestHeads {
   private readonly doc: DynamoDBDocumentClient;
@@ -26,14 +61,7 @@ export class DynamoDbSinkCursorStore implements SinkCursorStore, ManifestHeads {
       const { Item } = await this.doc.send(
         new GetCommand({ TableName: this.tableName, Key: sinkCursorKey(table), ConsistentRead: true }),
       );
-      if (!Item) return { table, deltaVersion: -1, rows: 0, rescued: 0 };
-      return {
-        table,
-        deltaVersion: Item.deltaVersion as number,
-        schema: Item.schema ? (JSON.parse(Item.schema as string) as TableSchema) : undefined,
-        rows: (Item.rows as number | undefined) ?? 0,
-        rescued: (Item.rescued as number | undefined) ?? 0,
-      };
+      return cursorFromItem(table, Item);
     } catch (error) {
       throw classifyAwsError('read sink cursor', error);
     }
@@ -61,16 +89,11 @@ export class DynamoDbSinkCursorStore implements SinkCursorStore, ManifestHeads {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            ...sinkCursorKey(to.table),
-            deltaVersion: to.deltaVersion,
-            schema: to.schema ? JSON.stringify(to.schema) : undefined,
-            rows: to.rows,
-            rescued: to.rescued,
-          },
-          // Two sinks on one table (a redelivery overlapping a slow run) move the cursor once per version.
-          ConditionExpression: from.deltaVersion < 0 ? 'attribute_not_exists(pk)' : 'deltaVersion = :from',
-          ExpressionAttributeValues: from.deltaVersion < 0 ? undefined : { ':from': from.deltaVersion },
+          Item: { ...sinkCursorKey(to.table), ...cursorItem(to) },
+          // Two sinks on one table (a redelivery overlapping a slow run) move the cursor once per commit. The
+          // item may exist before the first commit (a part-size hint), still at Delta version -1.
+          ConditionExpression: 'attribute_not_exists(pk) OR deltaVersion = :from',
+          ExpressionAttributeValues: { ':from': from.deltaVersion },
         }),
       );
       return true;

@@ -15,17 +15,44 @@ export class NewColumnsError extends InletError {
   }
 }
 
-/** The Delta version this sink must write holds someone else's commit: never overwrite it, alarm. */
-export class DeltaCommitConflictError extends InletError {
+/**
+ * The Delta table at the sink's location cannot take this sink's appends (its protocol, partitioning or
+ * constraints): the table stops, loudly, rather than write what its readers would misread.
+ */
+export class UnwritableTableError extends InletError {
   constructor(
     readonly table: string,
-    readonly deltaVersion: number,
-    found: number | undefined,
+    readonly location: string,
+    readonly problems: readonly string[],
   ) {
     super(
-      `bronze table ${table}: Delta version ${deltaVersion} exists and is not ours (txn manifest version ${found ?? 'none'})`,
+      `bronze table ${table}: the Delta table at ${location} cannot be appended to by the sink: ${problems.join('; ')}`,
       { retryable: false },
     );
-    this.name = 'DeltaCommitConflictError';
+    this.name = 'UnwritableTableError';
+  }
+}
+
+/**
+ * The Delta log at the table's location holds less than the sink's cursor says it wrote: the `location` was
+ * changed (docs/bronze.md "Moving a table"), or the table was deleted. Writing on would commit version N of a
+ * manifest into a log without its first N-1 (an unreadable table, or a silently short one), so it stops.
+ */
+export class SinkTableMismatchError extends InletError {
+  constructor(
+    readonly table: string,
+    readonly location: string,
+    cursor: { readonly manifestVersion: number; readonly filesDone: number; readonly location?: string },
+    found: { readonly manifestVersion: number; readonly filesDone: number },
+  ) {
+    super(
+      `bronze table ${table}: the sink's cursor says manifest version ${cursor.manifestVersion}` +
+        `${cursor.filesDone > 0 ? ` (+${cursor.filesDone} files of the next)` : ''} is written` +
+        `${cursor.location && cursor.location !== location ? ` to ${cursor.location}` : ''}, but the Delta log at ${location} ` +
+        `holds only up to ${found.manifestVersion}${found.filesDone > 0 ? ` (+${found.filesDone} files)` : ''}; ` +
+        'copy the table to the new location, or reset the sink cursor to rebuild it (docs/bronze.md "Moving a table")',
+      { retryable: false },
+    );
+    this.name = 'SinkTableMismatchError';
   }
 }

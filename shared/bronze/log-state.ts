@@ -113,7 +113,7 @@ export function applyCommit(state: LogState, version: number, text: string): voi
 }
 
 /** Rows of a live file, from its `stats.numRecords` (0 when a writer left stats out). */
-export function rowsOf(add: AddAction): number {
+export function rowsOf(add: Pick<AddAction, 'stats'>): number {
   if (!add.stats) return 0;
   return (JSON.parse(add.stats) as { numRecords?: number }).numRecords ?? 0;
 }

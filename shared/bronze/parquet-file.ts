@@ -14,11 +14,13 @@ export interface DataFile {
 }
 
 /**
- * Data file names are a function of the manifest version and the file's position in it, so a replay of a
- * version writes the same names: it overwrites its own orphans and never leaves a second copy of a row.
+ * Data file names carry the manifest version, the file's index in its commit and the attempt's unique id:
+ * PROTOCOL.md "Data Files": uniquely named, never overwritten (the reference implementation puts a GUID in
+ * the name). A replay, or a second sink racing on the same part, writes other names: at worst orphans that
+ * no commit names, never a committed file rewritten under its `add.size`.
  */
-export function dataFilePath(manifestVersion: number, index: number): string {
-  return `part-${String(manifestVersion).padStart(20, '0')}-${String(index).padStart(5, '0')}.snappy.parquet`;
+export function dataFilePath(manifestVersion: number, index: number, attempt: string): string {
+  return `part-${String(manifestVersion).padStart(20, '0')}-${String(index).padStart(5, '0')}-${attempt}.snappy.parquet`;
 }
 
 type Repetition = 'REQUIRED' | 'OPTIONAL' | 'REPEATED';
@@ -135,6 +137,8 @@ function parquetSchema(schema: TableSchema): SchemaElement[] {
 export interface ParquetSplitterOptions {
   readonly schema: TableSchema;
   readonly manifestVersion: number;
+  /** Unique per attempt (a UUID): part of every data file's name. */
+  readonly attempt: string;
   /** Close a file once it is at least this big (checked after each row group). */
   readonly maxFileBytes: number;
   /** Rows buffered before they are encoded as one row group. */
@@ -204,7 +208,7 @@ export class ParquetSplitter {
     if (!w) return;
     this.writer = undefined;
     w.parquet.finish();
-    const path = dataFilePath(this.options.manifestVersion, this.index);
+    const path = dataFilePath(this.options.manifestVersion, this.index, this.options.attempt);
     this.index += 1;
     await this.options.onFile({ path, bytes: w.bytes.getBytes(), rows: w.rows, rescued: w.rescued });
   }

@@ -1,6 +1,5 @@
 import type { ObjectRef } from '../model.ts';
 import type { PutIfAbsentResult } from '../storage/batch-store.ts';
-import type { TableSchema } from './schema.ts';
 
 /**
  * Which write of a landing key a table reads (docs/bronze.md, "Which write the sink reads"):
@@ -57,32 +56,77 @@ export interface RandomAccessObject {
 
 /** One Delta table's root: data files and the log. */
 export interface DeltaStore {
-  /** Overwrites: a replay writes the same name with the same rows. */
+  /**
+   * A plain put: every attempt names its data files uniquely (PROTOCOL.md "Data Files": uniquely named,
+   * never overwritten), so a replay leaves orphans and never rewrites a committed file.
+   */
   putDataFile(path: string, bytes: Uint8Array): Promise<void>;
-  /** `If-None-Match: *`: a committed version is never overwritten, and a replay never commits twice. */
+  /**
+   * `If-None-Match: *` on `_delta_log/<version>.json`: a log entry is created once and never overwritten.
+   * `conflict` is S3's 409 (another conditional write to the key in flight): try again shortly.
+   */
   putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult>;
   getCommit(deltaVersion: number): Promise<string | undefined>;
-  /** Delta versions present in `_delta_log/` (for `inlet table`), ascending. */
-  listCommits(): Promise<number[]>;
-  /** Overwrites `_delta_log/<name>`: checkpoints and `_last_checkpoint`, both safe to write again. */
+  /**
+   * Delta versions present in `_delta_log/`, ascending; with `after`, only those after it, listed from
+   * there (`StartAfter`): PROTOCOL.md "Last Checkpoint File", a log is never listed whole on the write path.
+   */
+  listCommits(after?: number): Promise<number[]>;
+  /** Overwrites `_delta_log/<name>`: `_last_checkpoint`, safe to write again. */
   putLogFile(name: string, body: Uint8Array | string): Promise<void>;
   /** `_delta_log/<name>`, or undefined when absent. */
   getLogFile(name: string): Promise<Uint8Array | undefined>;
+  /** Ranged reads of `_delta_log/<name>` (a checkpoint, read a row group at a time), or undefined. */
+  openLogFile(name: string): Promise<RandomAccessObject | undefined>;
+  /**
+   * Writes `_delta_log/<name>` from chunks (a checkpoint built a row group at a time), visible whole or not
+   * at all once `close` resolves; `abort` drops what was sent. An overwrite, like `putLogFile`.
+   */
+  streamLogFile(name: string): LogFileStream;
 }
 
-/** The sink's own checkpoint in the ledger: the last Delta version it wrote for the table. */
-export interface SinkCursor {
+export interface LogFileStream {
+  write(chunk: Uint8Array): Promise<void>;
+  close(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+/**
+ * Where the sink stands in the manifests: every file of `manifestVersion` and of the versions before it is in
+ * the Delta table, and the first `filesDone` files of the next one (a version written in parts).
+ */
+export interface SinkPosition {
+  /** 0 before the first. */
+  readonly manifestVersion: number;
+  readonly filesDone: number;
+}
+
+/**
+ * The sink's own record in the ledger: where it stands, and the totals of what it wrote. The Delta log is
+ * the truth of what is written (its `txn`s); the cursor counts it once and says how far the table is.
+ */
+export interface SinkCursor extends SinkPosition {
   readonly table: string;
-  /** -1 before the first commit. */
+  /** The Delta version of the last commit of ours the totals count; -1 before the first. */
   readonly deltaVersion: number;
-  readonly schema?: TableSchema;
+  /** `s3://bucket/prefix` of the table it counts (absent on a cursor written before it was kept). */
+  readonly location?: string;
   readonly rows: number;
   readonly rescued: number;
+  /**
+   * Files per part after a part ran out of an invocation's time: halved on each such run, doubled back on
+   * each commit, absent when parts are only as small as the limits make them. Lets a run always finish the
+   * part it starts, whatever the landing files' latency.
+   */
+  readonly partFiles?: number;
 }
 
 export interface SinkCursorStore {
   get(table: string): Promise<SinkCursor>;
-  /** Conditional on the cursor still being at `from`: two sinks racing advance it once. */
+  /**
+   * Conditional on the cursor still being at `from` (its `deltaVersion`, which every advance raises, or
+   * keeps when it only records `partFiles`): two sinks racing advance it once per commit.
+   */
   advance(from: SinkCursor, to: SinkCursor): Promise<boolean>;
   /** cleanSource's cursor: the last manifest version whose landing files were cleaned (0: none). */
   getCleaned(table: string): Promise<number>;

@@ -7,11 +7,12 @@ import { PowertoolsMetrics } from '../aws/powertools-metrics.ts';
 import { powertoolsLog } from '../aws/runtime.ts';
 import { clientConfig, targetFromEnv } from '../aws/target.ts';
 import { configFromEnv, requiredEnv } from '../config.ts';
+import type { SinkHandlerDeps } from '../handlers/sink-handler.ts';
 import type { Log } from '../log.ts';
 import type { MetricsSink } from '../metrics.ts';
 import { METRICS_NAMESPACE, SERVICE } from '../names.ts';
 import { S3BatchStore } from '../storage/s3-batch-store.ts';
-import type { SinkDeps } from '../usecases/sink.ts';
+import { SqsRetryScheduler } from '../storage/sqs-retry-scheduler.ts';
 import { DynamoDbFileClaims } from './dynamodb-file-claims.ts';
 import { DynamoDbSinkCursorStore } from './dynamodb-sink-cursor.ts';
 import { S3DeltaStore } from './s3-delta-store.ts';
@@ -19,7 +20,7 @@ import { S3LandingCleaner } from './s3-landing-cleaner.ts';
 import { S3SourceObjects } from './s3-source-objects.ts';
 import { type SinkNudger, SqsSinkNudger } from './sink-queue.ts';
 
-export type SinkRuntime = SinkDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink };
+export type SinkRuntime = SinkHandlerDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink };
 
 /**
  * The sink function's dependencies from its environment, built once per container. Only S3, DynamoDB and
@@ -58,6 +59,7 @@ export function sinkRuntimeFromEnv(
         }),
       ),
     now: Date.now,
+    retries: new SqsRetryScheduler(sqs),
     nudger:
       overrides.nudger ??
       new SqsSinkNudger({ client: sqs, queueUrl: requiredEnv(env, 'INLET_SINK_QUEUE_URL') }),

@@ -1,9 +1,12 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../errors.ts';
 import type { PutIfAbsentResult } from '../storage/batch-store.ts';
+import { putIfAbsent } from '../storage/s3-put-if-absent.ts';
+import { openRanged } from '../storage/s3-random-access.ts';
+import { S3UploadStream } from '../storage/s3-upload-stream.ts';
 import { listVersions } from '../storage/s3-versions.ts';
 import { logKey } from './delta-log.ts';
-import type { DeltaStore } from './ports.ts';
+import type { DeltaStore, LogFileStream, RandomAccessObject } from './ports.ts';
 
 const status = (error: unknown) =>
   (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
@@ -29,40 +32,28 @@ export class S3DeltaStore implements DeltaStore {
     }
   }
 
-  async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
-    try {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: this.key(logKey(deltaVersion)),
-          Body: body,
-          ContentType: 'application/json',
-          // The commit point: a Delta version is created once (how delta-rs commits on S3 with conditional puts).
-          IfNoneMatch: '*',
-        }),
-      );
-      return 'created';
-    } catch (error) {
-      // 412: already there. 409: a concurrent conditional write to the same key is in flight (AWS).
-      if (status(error) === 412 || status(error) === 409) return 'exists';
-      throw classifyAwsError('write bronze commit', error);
-    }
+  /** The commit point: a Delta version is created once (how delta-rs commits on S3 with conditional puts). */
+  putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    return putIfAbsent(
+      this.client,
+      {
+        Bucket: this.bucket,
+        Key: this.key(logKey(deltaVersion)),
+        Body: body,
+        ContentType: 'application/json',
+      },
+      'write bronze commit',
+    );
   }
 
   async getCommit(deltaVersion: number): Promise<string | undefined> {
-    try {
-      const response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(logKey(deltaVersion)) }),
-      );
-      return (await response.Body?.transformToString()) ?? '';
-    } catch (error) {
-      if (isMissing(error)) return undefined;
-      throw classifyAwsError('read bronze commit', error);
-    }
+    const bytes = await this.get(logKey(deltaVersion), 'read bronze commit');
+    return bytes && new TextDecoder().decode(bytes);
   }
 
-  async listCommits(): Promise<number[]> {
-    return listVersions(this.client, this.bucket, this.key('_delta_log/'), 'list bronze commits');
+  listCommits(after?: number): Promise<number[]> {
+    const startAfter = after === undefined ? undefined : this.key(logKey(after));
+    return listVersions(this.client, this.bucket, this.key('_delta_log/'), 'list bronze commits', startAfter);
   }
 
   async putLogFile(name: string, body: Uint8Array | string): Promise<void> {
@@ -75,15 +66,35 @@ export class S3DeltaStore implements DeltaStore {
     }
   }
 
-  async getLogFile(name: string): Promise<Uint8Array | undefined> {
+  getLogFile(name: string): Promise<Uint8Array | undefined> {
+    return this.get(`_delta_log/${name}`, 'read bronze log file');
+  }
+
+  openLogFile(name: string): Promise<RandomAccessObject | undefined> {
+    return openRanged(
+      this.client,
+      { Bucket: this.bucket, Key: this.key(`_delta_log/${name}`) },
+      'read bronze log file',
+    );
+  }
+
+  streamLogFile(name: string): LogFileStream {
+    return new S3UploadStream(
+      this.client,
+      { Bucket: this.bucket, Key: this.key(`_delta_log/${name}`) },
+      'write bronze log file',
+    );
+  }
+
+  private async get(relative: string, operation: string): Promise<Uint8Array | undefined> {
     try {
       const response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(`_delta_log/${name}`) }),
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.key(relative) }),
       );
       return (await response.Body?.transformToByteArray()) ?? new Uint8Array();
     } catch (error) {
       if (isMissing(error)) return undefined;
-      throw classifyAwsError('read bronze log file', error);
+      throw classifyAwsError(operation, error);
     }
   }
 }

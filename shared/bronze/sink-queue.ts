@@ -3,7 +3,10 @@ import { classifyAwsError } from '../errors.ts';
 
 /** Asks the sink to run again for a table: after a time budget ran out, so the rest is not left waiting. */
 export interface SinkNudger {
-  /** `cause`: the id of the message whose run sends the nudge (one nudge per run; see the dedup id). */
+  /**
+   * `cause`: the message whose run sends the nudge, with its receive count (`<id>.<count>`): one nudge per
+   * run, see the dedup id.
+   */
   nudge(table: string, afterDeltaVersion: number, cause: string): Promise<void>;
 }
 
@@ -19,8 +22,9 @@ export class SqsSinkNudger implements SinkNudger {
           MessageBody: JSON.stringify({ table }),
           MessageGroupId: table,
           // Per run, not per cursor: the SDK's retries of this send are dropped, but a later run that ran out
-          // of budget at the same cursor (another table's catch-up used it) must get its nudge through, or the
-          // table waits for its next commit (simulation seed 621). At most 63 + 1 + 20 + 1 + 36 < 128 chars.
+          // of budget at the same cursor (another table's catch-up used it, or the same message came back)
+          // must get its nudge through, or the table waits for its next commit (simulation seeds 621 and 943).
+          // At most 63 + 1 + 20 + 1 + 36 + 1 + 5 (message id and receive count) = 127 < 128 characters.
           MessageDeduplicationId: `${table}.${afterDeltaVersion}.${cause}`,
         }),
       );

@@ -5,23 +5,74 @@ import type { TableSchema } from './schema.ts';
 /** A table without table features (PROTOCOL.md "Protocol Evolution"): what every version 0 had so far. */
 export const LEGACY_PROTOCOL: ProtocolAction = { minReaderVersion: 1, minWriterVersion: 2 };
 
-const needsTimestampNtz = (schema: TableSchema) => schema.some((c) => usesTimestampNtz(c.type));
+/**
+ * Writer features this sink implements (PROTOCOL.md "Table Features": "to write a table, writers must
+ * implement and respect all features listed in `writerFeatures`"): `appendOnly` (it only ever adds files),
+ * `invariants` (it refuses a table with a `delta.invariants` column: `checkWritable`), `timestampNtz` (it
+ * writes such columns). Anything else another writer enabled (deletion vectors, row tracking, column
+ * mapping, CHECK constraints, v2 checkpoints, domain metadata...) would need work it does not do, such as
+ * keeping `deletionVector` or `baseRowId` in the checkpoints it writes.
+ */
+const WRITER_FEATURES = new Set(['appendOnly', 'invariants', 'timestampNtz']);
+/** Reader features it implements ("because writers have to read the table ... they must implement and respect all reader features as well"). */
+const READER_FEATURES = new Set(['timestampNtz']);
+
+/** Why this sink may not append to a table with `protocol`, or an empty list. */
+export function protocolProblems(protocol: ProtocolAction): string[] {
+  const { minReaderVersion: reader, minWriterVersion: writer } = protocol;
+  const problems: string[] = [];
+  if (writer === 7) {
+    const unknown = (protocol.writerFeatures ?? []).filter((f) => !WRITER_FEATURES.has(f));
+    if (unknown.length > 0)
+      problems.push(`its protocol has writer features this sink does not implement: ${unknown.join(', ')}`);
+  } else if (writer > 2)
+    // Legacy writer versions 3-6 imply CHECK constraints, change data feed, generated columns, column
+    // mapping or identity columns (PROTOCOL.md "Protocol Evolution").
+    problems.push(
+      `its protocol needs writer version ${writer}; this sink writes version 2 or 7 with table features`,
+    );
+  if (reader === 3) {
+    const unknown = (protocol.readerFeatures ?? []).filter((f) => !READER_FEATURES.has(f));
+    if (unknown.length > 0)
+      problems.push(`its protocol has reader features this sink does not implement: ${unknown.join(', ')}`);
+  } else if (reader === 2 || reader > 3)
+    // Reader version 2 is column mapping.
+    problems.push(`its protocol needs reader version ${reader}`);
+  return problems;
+}
+
+const supportsNtz = (p: ProtocolAction) =>
+  p.minReaderVersion === 3 &&
+  p.minWriterVersion === 7 &&
+  (p.readerFeatures ?? []).includes('timestampNtz') &&
+  (p.writerFeatures ?? []).includes('timestampNtz');
+
+/** Features a legacy writer version implies, as Delta lists them when it upgrades a table to writer 7. */
+function impliedWriterFeatures(p: ProtocolAction): string[] {
+  if (p.minWriterVersion === 7) return [...(p.writerFeatures ?? [])];
+  return p.minWriterVersion >= 2 ? ['appendOnly', 'invariants'] : [];
+}
+
+const union = (a: readonly string[], b: string) => (a.includes(b) ? [...a] : [...a, b]);
 
 /**
  * The `protocol` action a commit must carry, or undefined when the table's protocol stays as it is.
  * A `timestamp_ntz` column needs reader version 3, writer version 7 and the feature `timestampNtz` in both
  * lists (PROTOCOL.md "Timestamp without timezone (TimestampNtz)", "Table Features"), and only then: the
  * commit that first adds one upgrades the protocol, never an earlier one, so tables without it stay
- * readable by readers without table features. A new table lists just that feature; an upgraded one also
- * keeps `appendOnly` and `invariants`, the features its writer version 2 implied ("Table Features for New
- * and Existing Tables"; the reference implementation lists them the same way when it upgrades).
+ * readable by readers without table features. A new table lists just that feature; an upgraded one keeps
+ * every feature it had: `appendOnly` and `invariants`, which its writer version 2 implied ("Table Features
+ * for New and Existing Tables"; the reference implementation lists them the same way when it upgrades), or
+ * the features another writer already listed ("Supported Features": clients must not remove a feature).
+ * The decision rests on `current`, the table's protocol, not on its schema: another writer may have
+ * upgraded it already.
  */
 export function protocolChange(
-  previous: TableSchema | undefined,
+  current: ProtocolAction | undefined,
   next: TableSchema,
 ): ProtocolAction | undefined {
-  const ntz = needsTimestampNtz(next);
-  if (previous === undefined)
+  const ntz = next.some((c) => usesTimestampNtz(c.type));
+  if (current === undefined)
     return ntz
       ? {
           minReaderVersion: 3,
@@ -30,11 +81,14 @@ export function protocolChange(
           writerFeatures: ['timestampNtz'],
         }
       : LEGACY_PROTOCOL;
-  if (!ntz || needsTimestampNtz(previous)) return undefined;
+  if (!ntz || supportsNtz(current)) return undefined;
   return {
     minReaderVersion: 3,
     minWriterVersion: 7,
-    readerFeatures: ['timestampNtz'],
-    writerFeatures: ['appendOnly', 'invariants', 'timestampNtz'],
+    readerFeatures: union(
+      current.minReaderVersion === 3 ? (current.readerFeatures ?? []) : [],
+      'timestampNtz',
+    ),
+    writerFeatures: union(impliedWriterFeatures(current), 'timestampNtz'),
   };
 }

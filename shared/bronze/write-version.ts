@@ -1,180 +1,218 @@
-import { InletError } from '../errors.ts';
 import type { Manifest } from '../manifest.ts';
 import type { ObjectRef } from '../model.ts';
 import type { BronzeConfig } from './config.ts';
-import { buildCommit, deltaVersionOf, parseCommit } from './delta-log.ts';
-import { DeltaCommitConflictError, NewColumnsError } from './errors.ts';
+import { buildCommit } from './delta-log.ts';
+import { NewColumnsError } from './errors.ts';
 import { corruptRow, RecordFitter } from './fit-record.ts';
-import { type DataFile, ParquetSplitter } from './parquet-file.ts';
-import { parquetRecords } from './parquet-records.ts';
-import type { DeltaStore, MissingReason, ReadIdentity, SourceObjects, SourceRead } from './ports.ts';
-import { readRecords, type SourceRecord } from './records.ts';
-import { decideSchema, type TableSchema } from './schema.ts';
+import { fetchLanding, firstPass, type HoldBudget, type LandingFile, secondPass } from './landing-reads.ts';
+import { ParquetSplitter } from './parquet-file.ts';
+import type { DeltaStore, MissingReason, ReadIdentity, SinkPosition, SourceObjects } from './ports.ts';
+import { readAhead } from './read-ahead.ts';
+import { decideSchema } from './schema.ts';
 import { SchemaObserver } from './schema-observer.ts';
 import { protocolChange } from './table-features.ts';
+import { headSchema, type TableHead } from './table-head.ts';
+import { sourceUrl } from './version-reads.ts';
 
-export interface WriteVersionInput {
+/** How much of a manifest version one Delta commit (a part) covers, and how it is read. */
+export interface PartLimits {
+  /** Landing files per part. */
+  readonly maxFiles: number;
+  /**
+   * Their bytes by the manifest's sizes: a part's files are held in memory between its two passes, so this
+   * bounds memory. A file bigger than this is a part of its own, read twice instead of held.
+   */
+  readonly maxBytes: number;
+  /** Landing reads in flight at once. */
+  readonly concurrency: number;
+}
+
+/**
+ * 20,000 files is the committer's own default cap on a version (so a default version of small files is one
+ * commit), 64 MiB what a 512 MB function holds beside a data file being built; 16 reads at S3's tens of
+ * milliseconds make 20,000 small files about 30 s of waiting.
+ */
+export const DEFAULT_PART_LIMITS: PartLimits = {
+  maxFiles: 20_000,
+  maxBytes: 64 * 1024 * 1024,
+  concurrency: 16,
+};
+
+/** Files `[from, to)` of a manifest version. */
+export interface FileRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * The part starting at file `from`: as many files as fit `limits` (at least one). A function of the
+ * manifest, the position and the limits, so every run (and every racing sink) plans the same part.
+ */
+export function planPart(manifest: Manifest, from: number, limits: PartLimits): FileRange {
+  let to = from;
+  let bytes = 0;
+  while (to < manifest.files.length && to - from < limits.maxFiles) {
+    const size = manifest.files[to]?.size ?? 0;
+    if (to > from && bytes + size > limits.maxBytes) break;
+    bytes += size;
+    to += 1;
+  }
+  return { from, to };
+}
+
+/** The invocation's time ran out inside a part: its data files are orphans, nothing was committed. */
+export class OutOfTimeError extends Error {
+  constructor() {
+    super('out of time inside a part of a version');
+    this.name = 'OutOfTimeError';
+  }
+}
+
+export interface WritePartInput {
   readonly table: string;
-  /** `s3://bucket/prefix`, for the table id and logs. */
+  /** `s3://bucket/prefix`, for a new table's id. */
   readonly location: string;
   readonly config: BronzeConfig;
   readonly manifest: Manifest;
-  /** The table's schema before this version; undefined before the first. */
-  readonly schema: TableSchema | undefined;
+  readonly files: FileRange;
+  /** The table before this part: its schema and metaData. */
+  readonly head: TableHead;
+  /** Unique per attempt: in every data file's name. */
+  readonly attempt: string;
+  readonly limits: PartLimits;
+  /** epoch ms: past it the part is abandoned (`OutOfTimeError`) rather than killed by Lambda mid-way. */
+  readonly finishBy: number;
   /** Which write of each landing key to read: `write` for allowOverwrites tables. Default `path`. */
   readonly identity?: ReadIdentity;
   /** Rows per row group; tests make it small to exercise splitting. */
   readonly rowGroupRows?: number;
 }
 
-export interface WriteVersionResult {
-  readonly deltaVersion: number;
-  readonly result: 'committed' | 'already-committed';
-  readonly schema: TableSchema;
+/** A part whose data files are written and whose commit is ready to put. */
+export interface PreparedPart {
+  readonly body: string;
+  /** Where the table stands once it is committed. */
+  readonly end: SinkPosition;
   readonly rows: number;
   readonly rescued: number;
-  readonly files: number;
-  /** Bytes of the data files the commit adds. */
+  readonly dataFiles: number;
   readonly bytes: number;
-  /**
-   * Landing files this call could not read, and why (`MissingReason`); the commit records their URLs. Empty
-   * for a commit found already written: the run that wrote it reported them.
-   */
+  /** Landing files that could not be read, and why (the commit records their URLs). */
   readonly missing: ReadonlyArray<{ readonly url: string; readonly reason: MissingReason }>;
 }
 
-const sourceUrl = (ref: ObjectRef) => `s3://${ref.bucket}/${ref.key}`;
-
-/** A landing file's records (or why it was not read), reading the write `identity` names. */
-async function openRecords(
-  sources: SourceObjects,
-  format: BronzeConfig['format'],
-  ref: ObjectRef,
-  identity: ReadIdentity,
-): Promise<SourceRead<AsyncIterable<SourceRecord>>> {
-  if (format === 'parquet') {
-    const file = await sources.openRandom(ref, identity);
-    return file.kind === 'found' ? { ...file, body: parquetRecords(file.body) } : file;
-  }
-  const body = await sources.open(ref, identity);
-  return body.kind === 'found' ? { ...body, body: readRecords(format, body.body) } : body;
-}
-
 /**
- * One manifest version -> one Delta commit (docs/bronze.md, "Writing a version"). Two passes over the
- * version's files, both streamed: the first infers the columns, the second writes rows under the schema
- * decided in between. Every step is safe to repeat: data file names are per version, the commit is a
- * conditional put, and a commit already there (ours) is only read.
+ * Files `[from, to)` of a manifest version as Parquet data files and the commit that adds them
+ * (docs/bronze.md, "Writing a version"). Two passes: the first infers the columns (reading the files in
+ * parallel and holding the small ones), the second writes rows under the schema decided in between. Nothing
+ * is committed here; every data file has a name of its own, so an abandoned attempt leaves only orphans.
  */
-export async function writeVersion(
-  deps: { readonly sources: SourceObjects; readonly delta: DeltaStore },
-  input: WriteVersionInput,
-): Promise<WriteVersionResult> {
-  const { manifest, config } = input;
-  const deltaVersion = deltaVersionOf(manifest.version);
-  const existing = await deps.delta.getCommit(deltaVersion);
-  if (existing !== undefined) return fromExisting(input, deltaVersion, existing);
-
+export async function writePart(
+  deps: { readonly sources: SourceObjects; readonly delta: DeltaStore; readonly now: () => number },
+  input: WritePartInput,
+): Promise<PreparedPart> {
+  const { manifest, config, files } = input;
+  const inTime = () => {
+    if (deps.now() > input.finishBy) throw new OutOfTimeError();
+  };
+  // Also inside a file: a big one streamed for minutes must not run into the Lambda timeout.
+  let seen = 0;
+  const everySoOften = () => {
+    seen += 1;
+    if (seen % 4096 === 0) inTime();
+  };
+  const refs = manifest.files.slice(files.from, files.to);
+  const budget: HoldBudget = { bytes: input.limits.maxBytes };
   const observer = new SchemaObserver(config.format);
+  const identity = input.identity ?? 'path';
+  // The write each file's first pass read, so the second reads exactly it (a rewrite between the passes
+  // fails the part instead of mixing writes); and the files read at another write than the manifest names,
+  // which the commit records so cleanSource leaves them (shared/bronze/version-reads.ts).
+  const read: Array<{ readonly file: LandingFile; readonly pinned: ObjectRef }> = [];
   const missing = new Map<string, MissingReason>();
-  // Pass 2 reads exactly the write pass 1 read (by its version, else its ETag), and the commit names the
-  // files read at another write than the manifest's, which cleanSource then leaves in place.
-  const pinned = new Map<ObjectRef, ObjectRef>();
   const rewritten: string[] = [];
-  for (const ref of manifest.files) {
-    const read = await openRecords(deps.sources, config.format, ref, input.identity ?? 'path');
-    if (read.kind === 'missing') {
-      missing.set(sourceUrl(ref), read.reason);
+  const fetches = readAhead(
+    refs,
+    (ref) => fetchLanding(deps.sources, config.format, ref, identity, budget),
+    input.limits.concurrency,
+  );
+  for await (const file of fetches) {
+    inTime();
+    const first = await firstPass(deps.sources, config.format, file, identity);
+    if (first.kind === 'missing') {
+      missing.set(sourceUrl(file.ref), first.reason);
       continue;
     }
-    pinned.set(ref, read.pinned);
-    if (!read.asNamed) rewritten.push(sourceUrl(ref));
-    for await (const record of read.body) {
+    read.push({ file, pinned: first.pinned });
+    if (!first.asNamed) rewritten.push(sourceUrl(file.ref));
+    for await (const record of first.records) {
+      everySoOften();
       if (record.kind === 'row') observer.observe(record.values);
       else if (record.kind === 'columns') observer.declare(record.columns);
     }
   }
-  const decision = decideSchema(input.schema, observer.columns(), config.schemaHints, config.evolution);
+  const decision = decideSchema(
+    headSchema(input.head),
+    observer.columns(),
+    config.schemaHints,
+    config.evolution,
+  );
   if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
 
-  const written: Array<Omit<DataFile, 'bytes'> & { size: number }> = [];
+  const written: Array<{ path: string; rows: number; rescued: number; size: number }> = [];
   const splitter = new ParquetSplitter({
     schema: decision.schema,
     manifestVersion: manifest.version,
+    attempt: input.attempt,
     maxFileBytes: config.maxFileBytes,
     rowGroupRows: input.rowGroupRows,
     onFile: async (file) => {
+      inTime();
       await deps.delta.putDataFile(file.path, file.bytes);
       written.push({ path: file.path, rows: file.rows, rescued: file.rescued, size: file.bytes.byteLength });
     },
   });
   const fitter = new RecordFitter(decision.schema, config.evolution, config.format);
-  for (const ref of manifest.files) {
-    const again = pinned.get(ref);
-    if (!again) continue;
-    const read = await openRecords(deps.sources, config.format, again, 'write');
-    // Rewritten or deleted between the passes: the schema was decided on other bytes. Retried whole.
-    if (read.kind === 'missing')
-      throw new InletError(
-        `landing file ${sourceUrl(ref)} changed while version ${manifest.version} was written (${read.reason}); retried`,
-        { retryable: true },
-      );
-    const file = sourceUrl(ref);
-    for await (const record of read.body) {
+  for (const { file, pinned } of read) {
+    const url = sourceUrl(file.ref);
+    inTime();
+    for await (const record of await secondPass(deps.sources, config.format, file, pinned)) {
+      everySoOften();
       if (record.kind === 'columns') continue;
       await splitter.add(
         record.kind === 'row'
-          ? fitter.fit(record.values, record.types, file, manifest.version)
-          : corruptRow(record.raw, record.reason, decision.schema, file, manifest.version),
+          ? fitter.fit(record.values, record.types, url, manifest.version)
+          : corruptRow(record.raw, record.reason, decision.schema, url, manifest.version),
       );
     }
   }
   await splitter.close();
 
+  const complete = files.to === manifest.files.length;
   const body = buildCommit({
     table: input.table,
     location: input.location,
     manifestVersion: manifest.version,
     batchIds: manifest.batchIds,
+    sourceFiles: { ...files, of: manifest.files.length },
+    previous: input.head.metaData,
     schema: decision.schema,
     schemaChanged: decision.changed,
     files: written,
     missingSources: [...missing.keys()],
     rewrittenSources: rewritten,
     timestamp: Date.parse(manifest.committedAt),
-    protocol: protocolChange(input.schema, decision.schema),
+    protocol: protocolChange(input.head.protocol, decision.schema),
   });
-  if ((await deps.delta.putCommitIfAbsent(deltaVersion, body)) === 'exists') {
-    // Someone committed this version between our check and our put: done if it was a replay of ours.
-    const found = await deps.delta.getCommit(deltaVersion);
-    return fromExisting(input, deltaVersion, found ?? '');
-  }
   return {
-    deltaVersion,
-    result: 'committed',
-    schema: decision.schema,
+    body,
+    end: complete
+      ? { manifestVersion: manifest.version, filesDone: 0 }
+      : { manifestVersion: manifest.version - 1, filesDone: files.to },
     rows: written.reduce((sum, f) => sum + f.rows, 0),
     rescued: written.reduce((sum, f) => sum + f.rescued, 0),
-    files: written.length,
+    dataFiles: written.length,
     bytes: written.reduce((sum, f) => sum + f.size, 0),
     missing: [...missing].map(([url, reason]) => ({ url, reason })),
-  };
-}
-
-function fromExisting(input: WriteVersionInput, deltaVersion: number, text: string): WriteVersionResult {
-  const summary = parseCommit(input.table, text);
-  if (summary.manifestVersion !== input.manifest.version)
-    throw new DeltaCommitConflictError(input.table, deltaVersion, summary.manifestVersion);
-  const schema = summary.schema ?? input.schema;
-  if (!schema) throw new DeltaCommitConflictError(input.table, deltaVersion, summary.manifestVersion);
-  return {
-    deltaVersion,
-    result: 'already-committed',
-    schema,
-    rows: summary.rows,
-    rescued: summary.rescued,
-    files: summary.files,
-    bytes: summary.bytes,
-    missing: [],
   };
 }

@@ -1,18 +1,11 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import {
-  BatchNotSealedError,
-  DefiniteFailureError,
-  InletError,
-  isThrottle,
-  ManifestAheadOfLedgerError,
-  StagedListMissingError,
-  UnknownOutcomeError,
-} from '../errors.ts';
+import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../errors.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
 import type { RetryScheduler } from '../storage/batch-store.ts';
 import { CommitBatch, type CommitDeps } from '../usecases/commit-batch.ts';
 import * as z from '../zod.ts';
+import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from './fifo-backoff.ts';
 
 export type CommitterHandler = (
   event: SQSEvent,
@@ -101,7 +94,7 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
             });
             return;
           }
-          loadFailed.set(groupOf(record), backoffSeconds(receives, deps.random ?? Math.random));
+          loadFailed.set(groupOf(record), backoffSeconds(receives, deps.random ?? Math.random, LOAD_BACKOFF));
         }
         m.count(METRIC.commitErrors, 1);
         deps.log.error('commit failed', { ...parsed.data, error: String(error) });
@@ -118,52 +111,10 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         throwOnFullBatchFailure: false,
         skipGroupOnError: true,
       });
-      await giveBack(event, response, loadFailed);
+      await giveBack(deps, event, response, loadFailed, 'failed commits');
       return response;
     } finally {
       m.flush();
     }
   };
-
-  /**
-   * The failed message and the ones of its group skipped after it all get the group's delay: a FIFO group
-   * stays blocked while any of its messages is in flight, so one left at the queue's timeout would hold the
-   * table as long. Failures for other reasons keep the queue's timeout (and reach the DLQ for an operator).
-   */
-  async function giveBack(event: SQSEvent, response: SQSBatchResponse, loadFailed: Map<string, number>) {
-    if (!deps.retries || loadFailed.size === 0) return;
-    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-    const later = event.Records.filter((r) => failed.has(r.messageId) && loadFailed.has(groupOf(r))).map(
-      (r) => ({
-        receiptHandle: r.receiptHandle,
-        queueArn: r.eventSourceARN,
-        seconds: loadFailed.get(groupOf(r)) ?? 0,
-      }),
-    );
-    // Best effort: a message whose change failed comes back after the queue's timeout, as before.
-    await deps.retries
-      .retryLater(later)
-      .catch((error) =>
-        deps.log.warn('could not set the retry delay of failed commits', { error: String(error) }),
-      );
-  }
-}
-
-/**
- * Failed for load or contention, which passes: a throttle, an answer lost (5xx, timeout), a head or manifest
- * that kept moving. Not a refusal (a 4xx such as AccessDenied), which an operator must fix: that one keeps the
- * queue's timeout and reaches the DLQ and its alarm.
- */
-function passes(error: unknown): boolean {
-  if (isThrottle(error) || error instanceof UnknownOutcomeError) return true;
-  return error instanceof InletError && error.retryable && !(error instanceof DefiniteFailureError);
-}
-
-const groupOf = (record: SQSRecord) => record.attributes?.MessageGroupId ?? '';
-const receivesOf = (record: SQSRecord) => Number(record.attributes?.ApproximateReceiveCount ?? 1) || 1;
-
-/** Exponential in the receive count, jittered over the upper half. */
-function backoffSeconds(receives: number, random: () => number): number {
-  const ceiling = Math.min(LOAD_BACKOFF.capSeconds, LOAD_BACKOFF.baseSeconds * 2 ** (receives - 1));
-  return ceiling / 2 + (ceiling / 2) * random();
 }

@@ -2,8 +2,10 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { SinkNudger } from '../bronze/sink-queue.ts';
 import { METRIC, type MetricsSink } from '../metrics.ts';
+import type { RetryScheduler } from '../storage/batch-store.ts';
 import { type SinkDeps, type SinkOutcome, SinkTable } from '../usecases/sink.ts';
 import * as z from '../zod.ts';
+import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from './fifo-backoff.ts';
 
 export type SinkHandler = (
   event: SQSEvent,
@@ -20,21 +22,38 @@ const sinkMessage = z.pipe(
   z.transform((m) => ('detail' in m ? m.detail.table : m.table)),
 );
 
-/** Time kept back from the Lambda timeout to finish a version's commit and advance the cursor. */
+/** No part of a version starts in the last minute of the invocation. */
 const SAFETY_MS = 60_000;
+/**
+ * A part still running this close to the Lambda timeout is abandoned, leaving time to nudge and answer:
+ * a timed-out invocation would fail every table's message in its batch, not only the slow one.
+ */
+const FINISH_MARGIN_MS = 15_000;
+/**
+ * A table whose run failed for a reason that passes (a throttle, a 5xx, a lost answer, a commit race) comes
+ * back after 5 s, 10 s, 20 s ... by its receive count, up to 15 minutes (one nudge period), instead of the
+ * queue's 90-minute visibility timeout; only its own group waits (`skipGroupOnError`).
+ */
+const RETRY_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+
+export type SinkHandlerDeps = SinkDeps & {
+  readonly nudger: SinkNudger;
+  readonly metrics: MetricsSink;
+  /** Sets the visibility of a failed table's messages; without it they keep the queue's timeout. */
+  readonly retries?: RetryScheduler;
+};
 
 /**
  * The sink Lambda on its FIFO queue (group = table). A message only says "table T has news": the cursor,
  * not the message, decides which versions are written, so duplicates and lost messages are harmless as long
- * as some message for T arrives after each commit.
+ * as some message for T arrives after each commit. A table whose run fails fails only its own messages:
+ * the batch's other tables still run, and a failure that passes comes back after a backoff.
  */
-export function makeSinkHandler(
-  deps: SinkDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink },
-): SinkHandler {
+export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
   const sink = new SinkTable(deps);
   const m = deps.metrics;
   const publish = (outcome: SinkOutcome) => {
-    m.count(METRIC.sinkVersions, outcome.written.length);
+    m.count(METRIC.sinkVersions, outcome.versions.length);
     m.count(METRIC.sinkRows, outcome.added.rows);
     m.count(METRIC.sinkRescued, outcome.added.rescued);
     m.count(METRIC.sinkDataFiles, outcome.added.dataFiles);
@@ -46,9 +65,13 @@ export function makeSinkHandler(
     if (outcome.behind !== undefined) m.count(METRIC.sinkBehind, outcome.behind);
   };
   return async (event, context) => {
-    const deadline =
-      deps.now() + Math.max(1_000, (context?.getRemainingTimeInMillis() ?? 15 * 60_000) - SAFETY_MS);
+    const remaining = context?.getRemainingTimeInMillis() ?? 15 * 60_000;
+    const started = deps.now();
+    const deadline = started + Math.max(1_000, remaining - SAFETY_MS);
+    const finishBy = started + Math.max(1_000, remaining - FINISH_MARGIN_MS);
     const done = new Set<string>();
+    /** Message group (table) -> seconds until its failed messages come back. */
+    const delays = new Map<string, number>();
     const handleRecord = async (sqsRecord: SQSRecord): Promise<void> => {
       const parsed = sinkMessage.safeParse(jsonOrUndefined(sqsRecord.body));
       if (!parsed.success) {
@@ -60,9 +83,11 @@ export function makeSinkHandler(
       // One catch-up per table per invocation covers every message of that table in the batch.
       if (done.has(table)) return;
       try {
-        const outcome = await sink.catchUp(table, deadline);
+        const outcome = await sink.catchUp(table, deadline, finishBy);
         done.add(table);
         publish(outcome);
+        // A part that could not finish in the time left: counted, and logged as an error by the use case.
+        if (outcome.outOfTime) m.count(METRIC.sinkErrors, 1);
         if (!outcome.caughtUp) {
           // SinkVersionsBehind carries no table dimension (docs/bronze.md "Metrics"): this line is where the
           // falling-behind alarm's runbook finds which tables are behind.
@@ -71,17 +96,35 @@ export function makeSinkHandler(
             versionsBehind: outcome.behind,
             deltaVersion: outcome.cursor.deltaVersion,
           });
-          await deps.nudger.nudge(table, outcome.cursor.deltaVersion, sqsRecord.messageId);
+          // Named by the message and its receive count: a redelivery of the same message (its run failed, or
+          // overlapped another) that stops at the same cursor must get its own nudge through too (seed 943).
+          await deps.nudger.nudge(
+            table,
+            outcome.cursor.deltaVersion,
+            `${sqsRecord.messageId}.${receivesOf(sqsRecord)}`,
+          );
         }
       } catch (error) {
         m.count(METRIC.sinkErrors, 1);
-        deps.log.error('bronze sink failed', { table, error: String(error) });
+        const retry = passes(error);
+        if (retry)
+          delays.set(
+            groupOf(sqsRecord),
+            backoffSeconds(receivesOf(sqsRecord), deps.random ?? Math.random, RETRY_BACKOFF),
+          );
+        deps.log.error('bronze sink failed', { table, error: String(error), retry });
         throw error;
       }
     };
     const processor = new SqsFifoPartialProcessorAsync();
     try {
-      return await processPartialResponse(event, handleRecord, processor, { throwOnFullBatchFailure: false });
+      const response = await processPartialResponse(event, handleRecord, processor, {
+        throwOnFullBatchFailure: false,
+        // One table's failure (failOnNewColumns, a broken table, a 5xx) must not hold the other tables.
+        skipGroupOnError: true,
+      });
+      await giveBack(deps, event, response, delays, 'failed sink runs');
+      return response;
     } finally {
       m.flush();
     }

@@ -2,6 +2,7 @@ import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client 
 import { classifyAwsError, StagedListMissingError } from '../errors.ts';
 import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../manifest.ts';
 import type { BatchStore, PutIfAbsentResult } from './batch-store.ts';
+import { putIfAbsent } from './s3-put-if-absent.ts';
 import { listVersions } from './s3-versions.ts';
 
 export interface S3BatchStoreOptions {
@@ -64,26 +65,18 @@ export class S3BatchStore implements BatchStore {
     }
   }
 
-  async putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
-    try {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: manifestKey(manifest.table, manifest.version),
-          Body: JSON.stringify(manifest),
-          ContentType: 'application/json',
-          // A published version is never overwritten. (Not atomic on moto; the reservation covers that.)
-          IfNoneMatch: '*',
-        }),
-      );
-      return 'created';
-    } catch (error) {
-      // 412: already there. 409 ConditionalRequestConflict: another conditional write to the key is in
-      // flight and AWS asks for a retry; it says nothing about whether the key exists yet.
-      if (status(error) === 412) return 'exists';
-      if (status(error) === 409) return 'conflict';
-      throw classifyAwsError('write manifest', error);
-    }
+  putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
+    // A published version is never overwritten. (Not atomic on moto; the reservation covers that.)
+    return putIfAbsent(
+      this.client,
+      {
+        Bucket: this.bucket,
+        Key: manifestKey(manifest.table, manifest.version),
+        Body: JSON.stringify(manifest),
+        ContentType: 'application/json',
+      },
+      'write manifest',
+    );
   }
 
   getManifest(table: string, version: number): Promise<Manifest | undefined> {

@@ -10,10 +10,15 @@ export async function listVersions(
   bucket: string,
   prefix: string,
   operation: string,
+  /** List only keys after this one (`StartAfter`): a long log is not listed from its first entry. */
+  startAfter?: string,
 ): Promise<number[]> {
   const versions: number[] = [];
   try {
-    for await (const page of paginateListObjectsV2({ client }, { Bucket: bucket, Prefix: prefix })) {
+    for await (const page of paginateListObjectsV2(
+      { client },
+      { Bucket: bucket, Prefix: prefix, StartAfter: startAfter },
+    )) {
       for (const object of page.Contents ?? []) {
         const match = /\/(\d{20})\.json$/.exec(object.Key ?? '');
         if (match?.[1]) versions.push(Number(match[1]));

@@ -6,7 +6,7 @@ import type {
   LandingCleaner,
   SinkCursorStore,
 } from '../bronze/ports.ts';
-import { sourceUrl, type VersionReads, versionReadsOf } from '../bronze/version-reads.ts';
+import { sourceUrl, type VersionReads } from '../bronze/version-reads.ts';
 import type { PipelineConfig } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { ObjectRef } from '../model.ts';
@@ -20,8 +20,11 @@ export interface CleanSourceDeps {
   readonly store: Pick<BatchStore, 'getManifest'>;
   readonly cursors: SinkCursorStore;
   readonly cleaner: LandingCleaner;
-  /** The table's Delta commit of a manifest version (it records what the sink read), undefined if absent. */
-  readonly commitOf: (manifestVersion: number) => Promise<string | undefined>;
+  /**
+   * What the sink read of a manifest version, from its Delta commits of it (`VersionCommits`); undefined
+   * when the log does not hold them all.
+   */
+  readonly readsOf: (manifestVersion: number) => Promise<VersionReads | undefined>;
   /** Where the other tables that route a file stand on it; needed only when another table can route them. */
   readonly claims?: FileClaims;
   readonly log: Log;
@@ -78,9 +81,9 @@ export async function cleanSource(
       // Versions commit in order, so once one is too young, every later one is too.
       if (Date.parse(manifest.committedAt) + config.retentionDays * DAY_MS > deps.now()) break;
       if (deps.now() >= deadline) break;
-      const reads = versionReadsOf((await deps.commitOf(manifest.version)) ?? '', manifest.version);
+      const reads = await deps.readsOf(manifest.version);
       if (!reads) {
-        // The cursor says the version is in the table, the log has no commit of ours for it: clean nothing.
+        // The cursor says the version is in the table, the log has not all its commits: clean nothing.
         deps.log.error('cleanSource found no Delta commit of the version; not cleaning it', {
           table,
           version: manifest.version,
@@ -219,8 +222,8 @@ class OtherTables {
     if (version === undefined) return 'no committed batch of it holds the file yet';
     let inDelta = this.inDelta.get(other);
     if (!inDelta) {
-      // Manifest version v is Delta version v-1.
-      inDelta = this.deps.cursors.get(other).then((c) => c.deltaVersion + 1);
+      // The other table's cursor: the last manifest version wholly in its Delta table.
+      inDelta = this.deps.cursors.get(other).then((c) => c.manifestVersion);
       this.inDelta.set(other, inDelta);
     }
     const through = await inDelta;

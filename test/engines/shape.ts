@@ -5,6 +5,7 @@
  */
 import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BronzeConfigInput } from '../../shared/bronze/config.ts';
+import type { SinkDeps } from '../../shared/usecases/sink.ts';
 import type { WrittenTable } from './write-table.ts';
 
 /**
@@ -189,8 +190,13 @@ export interface Shape {
   readonly name: string;
   /** The table's `bronze` config; a function when it names the landing bucket (cleanSource). */
   readonly bronze: BronzeConfigInput | ((landingBucket: string) => BronzeConfigInput);
-  /** Manifest versions 1..n, which become Delta versions 0..n-1. */
+  /**
+   * Manifest versions 1..n: Delta versions 0..n-1 when each is one commit and nobody else writes; parts and
+   * other writers' commits (`beforeSink`) make more (the written table's `log` says which is which).
+   */
   readonly versions: readonly VersionSpec[];
+  /** The sink as this shape runs it (parts, checkpoint row groups); else the Lambda's own defaults. */
+  readonly sink?: Pick<SinkDeps, 'parts' | 'checkpointRows'>;
   /** Asserts the table is the shape it claims (several files a version, files moved...); throws if not. */
   readonly written?: (table: WrittenTable) => Promise<void>;
 }
@@ -205,34 +211,67 @@ export interface Expected {
   }>;
 }
 
-export function columnsAt(shape: Shape, deltaVersion: number): Columns {
-  for (let v = deltaVersion; v >= 0; v--) {
+/** The columns after manifest version `index + 1` (a shape's versions by index). */
+export function columnsAt(shape: Shape, index: number): Columns {
+  for (let v = index; v >= 0; v--) {
     const columns = shape.versions[v]?.columns;
     if (columns) return columns;
   }
   throw new Error(`shape ${shape.name}: its first version must give its columns`);
 }
 
-/** Rows of Delta versions `from`..`to` as the shape wrote them, `sourceFile` naming each landing file. */
+/**
+ * What one Delta version of a written table is: a commit of the sink's, covering landing files `files` (keys
+ * under the table's prefix) of the shape's version `index` (all of them, or one part), or another writer's,
+ * with what its history entry says.
+ */
+export type LogEntry =
+  | { readonly kind: 'sink'; readonly index: number; readonly files: readonly string[] }
+  | {
+      readonly kind: 'other';
+      readonly operation: string;
+      readonly operationParameters: Readonly<Record<string, string>>;
+      readonly engineInfo: string;
+    };
+
+/**
+ * Rows of Delta versions `from`..`to` as the shape wrote them (`log[d]` says what Delta version d is),
+ * `sourceFile` naming each landing file.
+ */
 export function expectedRows(
   shape: Shape,
+  log: readonly LogEntry[],
   from: number,
   to: number,
   sourceFile: (key: string) => string,
 ): Expected {
   const rows: Expected['rows'][number][] = [];
-  for (let v = from; v <= to; v++) {
-    const spec = shape.versions[v];
-    if (!spec) throw new Error(`shape ${shape.name} has no version ${v}`);
-    const known = new Set([...columnsAt(shape, v).map(([name]) => name), '_rescued_data']);
-    for (const [key, fileRows] of Object.entries(spec.rows)) {
-      for (const row of fileRows) {
+  let index = 0;
+  for (let d = 0; d <= to; d++) {
+    const entry = log[d];
+    if (!entry) throw new Error(`shape ${shape.name} has no Delta version ${d}`);
+    if (entry.kind !== 'sink') continue;
+    index = entry.index;
+    if (d < from) continue;
+    const spec = shape.versions[entry.index];
+    if (!spec) throw new Error(`shape ${shape.name} has no version ${entry.index}`);
+    const known = new Set([...columnsAt(shape, entry.index).map(([name]) => name), '_rescued_data']);
+    for (const key of entry.files) {
+      for (const row of spec.rows[key] ?? []) {
         const stray = Object.keys(row).filter((c) => !known.has(c));
         if (stray.length > 0)
-          throw new Error(`shape ${shape.name} version ${v}: ${stray.join(', ')} not among its columns`);
-        rows.push({ file: sourceFile(key), manifestVersion: v + 1, row });
+          throw new Error(
+            `shape ${shape.name} version ${entry.index}: ${stray.join(', ')} not among its columns`,
+          );
+        rows.push({ file: sourceFile(key), manifestVersion: entry.index + 1, row });
       }
     }
   }
-  return { columns: columnsAt(shape, to), rows };
+  return { columns: columnsAt(shape, index), rows };
+}
+
+/** Rows a commit of the sink's added (its history's `numOutputRows`). */
+export function rowsOf(shape: Shape, entry: Extract<LogEntry, { kind: 'sink' }>): number {
+  const spec = shape.versions[entry.index];
+  return entry.files.reduce((sum, key) => sum + (spec?.rows[key]?.length ?? 0), 0);
 }

@@ -14,6 +14,7 @@ import {
   type Shape,
   type VersionSpec,
 } from './shape.ts';
+import { LOG_SHAPES } from './shapes-log.ts';
 import { PARQUET_SHAPES } from './shapes-parquet.ts';
 import { VALUE_SHAPES } from './shapes-values.ts';
 
@@ -466,4 +467,5 @@ export const SHAPES: readonly Shape[] = [
   },
   ...VALUE_SHAPES,
   ...PARQUET_SHAPES,
+  ...LOG_SHAPES,
 ];

@@ -7,14 +7,18 @@ import {
 } from '@aws-sdk/client-s3';
 import type { AwsClients } from '../../shared/aws/clients.ts';
 import type { AwsTarget } from '../../shared/aws/target.ts';
+import { LAST_CHECKPOINT } from '../../shared/bronze/checkpoint.ts';
 import { bronzeLocation } from '../../shared/bronze/config.ts';
 import { logKey } from '../../shared/bronze/delta-log.ts';
+import type { MetaDataAction } from '../../shared/bronze/log-state.ts';
 import { sinkRuntimeFromEnv } from '../../shared/bronze/runtime.ts';
+import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
+import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
 import { silentLog } from '../../shared/log.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
 import { SinkTable } from '../../shared/usecases/sink.ts';
 import { PipelineHarness } from '../support/harness.ts';
-import type { Shape } from './shape.ts';
+import type { LogEntry, Shape } from './shape.ts';
 
 const TABLE = 'events';
 const PREFIX = `${TABLE}/`;
@@ -36,19 +40,34 @@ export interface WrittenTable {
   commit(deltaVersion: number): Promise<Record<string, Record<string, unknown>>[]>;
   /** Every key in the landing bucket. */
   landingKeys(): Promise<string[]>;
+  /** What each Delta version is, in order: the sink's commits and other writers'. */
+  readonly log: LogEntry[];
+  /**
+   * Commits the next Delta version as another writer would, with `If-None-Match: *` as delta-rs with
+   * conditional put does: `commitInfo` (operation, its parameters as strings, engine) and any actions.
+   */
+  commitAsOther(
+    info: { operation: string; operationParameters: Record<string, string>; engineInfo: string },
+    ...actions: object[]
+  ): Promise<void>;
+  /** The table's metaData now (another writer's change starts from it). */
+  metaData(): Promise<MetaDataAction>;
+  /** The version `_last_checkpoint` names, if the sink wrote one. */
+  lastCheckpoint(): Promise<number | undefined>;
 }
 
 /**
  * Writes a shape through the real pipeline on the emulator: each version's files land in S3, the batcher
  * and committer (real handlers) make them one manifest version, and the sink, built by the sink Lambda's
- * own composition root (`sinkRuntimeFromEnv`), writes it as the next Delta commit. `afterVersion` runs
- * after each Delta version is written (the streaming test reads between versions).
+ * own composition root (`sinkRuntimeFromEnv`, with the shape's `sink` options), writes it as the next
+ * Delta commit, or as several (parts), after any other writer's commits. `afterVersion` runs after each
+ * manifest version is in the table (by its index; the streaming test reads between versions).
  */
 export async function writeShape(
   shape: Shape,
   clients: AwsClients,
   target: Extract<AwsTarget, { kind: 'emulator' }>,
-  afterVersion?: (table: WrittenTable, deltaVersion: number) => Promise<void>,
+  afterVersion?: (table: WrittenTable, index: number) => Promise<void>,
 ): Promise<WrittenTable> {
   const h = await PipelineHarness.create(clients, {
     config: { tables: [{ name: TABLE, prefix: PREFIX }] },
@@ -67,8 +86,10 @@ export async function writeShape(
     },
     { log: silentLog, metrics: new MemoryMetrics(), nudger: { nudge: async () => {} } },
   );
-  const sink = new SinkTable(runtime);
+  const sink = new SinkTable({ ...runtime, ...shape.sink });
   const { bucket, prefix } = bronzeLocation(TABLE, sink.bronzeOf(TABLE), manifestBucket);
+  const delta = new S3DeltaStore(clients.s3, bucket, prefix);
+  const log: LogEntry[] = [];
   const table: WrittenTable = {
     shape,
     clients,
@@ -91,6 +112,23 @@ export async function writeShape(
         .map((line) => JSON.parse(line) as Record<string, Record<string, unknown>>);
     },
     landingKeys: () => listKeys(clients, landingBucket, ''),
+    log,
+    commitAsOther: async (info, ...actions) => {
+      const commitInfo = { timestamp: Date.now(), ...info };
+      const body = `${[{ commitInfo }, ...actions].map((a) => JSON.stringify(a)).join('\n')}\n`;
+      if ((await delta.putCommitIfAbsent(log.length, body)) !== 'created')
+        throw new Error(`shape ${shape.name}: Delta version ${log.length} was taken`);
+      log.push({ kind: 'other', ...info });
+    },
+    metaData: async () => {
+      const { metaData } = (await loadSnapshot(delta)).state;
+      if (!metaData) throw new Error(`shape ${shape.name}: no table yet`);
+      return metaData;
+    },
+    lastCheckpoint: async () => {
+      const bytes = await delta.getLogFile(LAST_CHECKPOINT);
+      return bytes && (JSON.parse(new TextDecoder().decode(bytes)) as { version: number }).version;
+    },
   };
   for (const [index, spec] of shape.versions.entries()) {
     for (const [key, body] of Object.entries(spec.files))
@@ -109,14 +147,38 @@ export async function writeShape(
       );
     await spec.beforeSink?.(table);
     const outcome = await sink.catchUp(TABLE, Number.POSITIVE_INFINITY);
-    if (outcome.written.join() !== String(index))
+    for (const version of outcome.written) {
+      if (version !== log.length)
+        throw new Error(`shape ${shape.name}: the sink wrote Delta version ${version}, not ${log.length}`);
+      log.push(await sinkEntry(table, h.store, version));
+    }
+    const last = log.at(-1);
+    if (outcome.versions.join() !== String(index + 1) || last?.kind !== 'sink' || last.index !== index)
       throw new Error(
-        `shape ${shape.name}: the sink wrote Delta versions [${outcome.written}], not ${index}`,
+        `shape ${shape.name}: the sink wrote manifest versions [${outcome.versions}] in Delta versions [${outcome.written}], not ${index + 1}`,
       );
     await afterVersion?.(table, index);
   }
   await shape.written?.(table);
   return table;
+}
+
+/** A commit of the sink's as a log entry: the landing files it covers, from its `commitInfo.inlet`. */
+async function sinkEntry(
+  table: WrittenTable,
+  store: Pick<PipelineHarness['store'], 'getManifest'>,
+  version: number,
+): Promise<LogEntry> {
+  const info = (await table.commit(version)).find((a) => a.commitInfo)?.commitInfo;
+  const inlet = info?.inlet as
+    | { manifestVersion: number; sourceFiles?: { from: number; to: number } }
+    | undefined;
+  if (!inlet) throw new Error(`Delta version ${version} is not the sink's`);
+  const manifest = await store.getManifest(TABLE, inlet.manifestVersion);
+  if (!manifest) throw new Error(`no manifest version ${inlet.manifestVersion}`);
+  const { from, to } = inlet.sourceFiles ?? { from: 0, to: manifest.files.length };
+  const files = manifest.files.slice(from, to).map((f) => f.key.slice(PREFIX.length));
+  return { kind: 'sink', index: inlet.manifestVersion - 1, files };
 }
 
 async function listKeys(clients: AwsClients, bucket: string, prefix: string): Promise<string[]> {

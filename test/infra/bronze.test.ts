@@ -1,9 +1,10 @@
-import { Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { InletStack } from '../../infra/inlet-stack.ts';
 import { acknowledgeNagFindings } from '../../infra/nag.ts';
+import { validatePipelineProps } from '../../infra/props.ts';
 import { cdkApp } from './cdk-app.ts';
 
 function template(tables: ConstructorParameters<typeof InletStack>[2]['tables']) {
@@ -11,6 +12,42 @@ function template(tables: ConstructorParameters<typeof InletStack>[2]['tables'])
 }
 
 describe('bronze sink infra', () => {
+  it("passes the pipeline's sink memory and timeout through, the queue's visibility at 6x the timeout", () => {
+    const t = Template.fromStack(
+      new InletStack(cdkApp(), 'Bronze', {
+        tables: [{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }],
+        pipeline: { bronzeSink: { memorySize: 2048, timeout: Duration.minutes(10) } },
+      }),
+    );
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ INLET_SINK_QUEUE_URL: Match.anyValue() }) },
+      MemorySize: 2048,
+      Timeout: 600,
+    });
+    t.hasResourceProperties('AWS::SQS::Queue', { FifoQueue: true, VisibilityTimeout: 3600 });
+    expect(
+      validatePipelineProps({
+        tables: [{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }],
+        bronzeSink: { memorySize: 100, timeout: Duration.minutes(20) },
+      }),
+    ).toEqual(['bronzeSink.timeout: 2 to 15 minutes', 'bronzeSink.memorySize: 128-10,240 MB']);
+  });
+
+  it('lets the sink back off its failed messages and abort a failed checkpoint upload', () => {
+    const t = template([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }]);
+    const statements = Object.values(t.findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p).includes('BronzeSink'))
+      .flatMap(
+        (p) =>
+          (p as { Properties: { PolicyDocument: { Statement: { Action: unknown }[] } } }).Properties
+            .PolicyDocument.Statement,
+      );
+    const actions = statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+    // ChangeMessageVisibilityBatch is authorized by sqs:ChangeMessageVisibility (the event source's grant).
+    expect(actions).toContain('sqs:ChangeMessageVisibility');
+    expect(actions).toContain('s3:AbortMultipartUpload');
+  });
+
   it('is not deployed when no table asks for it', () => {
     const t = template([{ name: 'orders', prefix: 'orders/' }]);
     expect(JSON.stringify(t.toJSON())).not.toContain('INLET_SINK_QUEUE_URL');

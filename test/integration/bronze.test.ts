@@ -1,17 +1,26 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { parquetMetadataAsync } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { venvPython } from '../../local/paths.ts';
 import { destroyClients } from '../../shared/aws/clients.ts';
+import { checkpointName } from '../../shared/bronze/checkpoint.ts';
 import type { CleanSourceConfig } from '../../shared/bronze/config.ts';
-import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
+import { DynamoDbSinkCursorStore, sinkCursorKey } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import type { DeltaStore } from '../../shared/bronze/ports.ts';
 import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
 import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
 import { S3SourceObjects } from '../../shared/bronze/s3-source-objects.ts';
+import { writeCheckpoint } from '../../shared/bronze/snapshot.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import type { PipelineConfigInput } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
@@ -22,6 +31,7 @@ import { PipelineHarness } from '../support/harness.ts';
 
 const run = promisify(execFile);
 const reader = fileURLToPath(new URL('./bronze_read.py', import.meta.url));
+const maintainer = fileURLToPath(new URL('./bronze_maintain.py', import.meta.url));
 const clientSets: ReturnType<typeof testClients>[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
 
@@ -82,12 +92,24 @@ async function setup(
         return real.putCommitIfAbsent(version, body);
       },
       getCommit: (version) => real.getCommit(version),
-      listCommits: () => real.listCommits(),
-      putLogFile: async (name, body) => {
-        if (crashAt?.('checkpoint')) throw new Error('crash before a checkpoint file');
-        await real.putLogFile(name, body);
-      },
+      listCommits: (after) => real.listCommits(after),
+      putLogFile: (name, body) => real.putLogFile(name, body),
       getLogFile: (name) => real.getLogFile(name),
+      openLogFile: (name) => real.openLogFile(name),
+      streamLogFile: (name) => {
+        const out = real.streamLogFile(name);
+        return {
+          write: (chunk) => out.write(chunk),
+          close: async () => {
+            if (crashAt?.('checkpoint')) {
+              await out.abort();
+              throw new Error('crash before a checkpoint file');
+            }
+            await out.close();
+          },
+          abort: () => out.abort(),
+        };
+      },
     };
   };
   const cursors = new DynamoDbSinkCursorStore({
@@ -131,9 +153,19 @@ async function setup(
     );
     await h.runUntilQuiet();
   };
+  /** The table as `inlet table` reads it, from the log alone, with clients of no function's role. */
+  const tableState = () => {
+    const reader = testClients();
+    clientSets.push(reader);
+    return readBronzeTable(
+      'events',
+      new S3DeltaStore(reader.s3, h.resources.manifestBucket, 'events/_bronze'),
+    );
+  };
   return {
     h,
     sink,
+    tableState,
     parquetRound,
     cursors,
     uri,
@@ -199,12 +231,7 @@ describe('bronze Delta table, read back by delta-rs', () => {
     );
     expect(await t.cursors.get('events')).toMatchObject({ deltaVersion: 1, rows: 5, rescued: 2 });
     // What `inlet table` shows, from the log alone.
-    const reader = testClients();
-    clientSets.push(reader);
-    const state = await readBronzeTable(
-      'events',
-      new S3DeltaStore(reader.s3, t.h.resources.manifestBucket, 'events/_bronze'),
-    );
+    const state = await t.tableState();
     expect(state).toMatchObject({ version: 1, rows: 5, rescued: 2, files: 2 });
     expect(state.schema.map((c) => c.name)).toEqual(['id', 'zip', 'amount', 'color']);
   });
@@ -286,6 +313,14 @@ describe('bronze Delta table, read back by delta-rs', () => {
     expect(Object.values(full.versions).map((v) => v.rows)).toEqual([3, 6, 9, 12]);
     expect(full.txnVersion).toBe(4);
 
+    // The checkpoint again, a row group of two actions at a time, as a table of any size gets it: readers
+    // take a multi-row-group checkpoint as they take one group.
+    const store = new S3DeltaStore(reader.s3, bucket, 'events/_bronze');
+    await writeCheckpoint(store, 2, 2);
+    const rewritten = await store.openLogFile(checkpointName(2));
+    if (!rewritten) throw new Error('no checkpoint 2');
+    expect((await parquetMetadataAsync(rewritten)).row_groups.length).toBe(3);
+
     // Metadata cleanup (PROTOCOL.md "Metadata Cleanup"): the commits before the checkpoint go. Every reader
     // must now start from the checkpoint; delta-rs and ours give the same table.
     for (const v of [0, 1])
@@ -313,6 +348,112 @@ describe('bronze Delta table, read back by delta-rs', () => {
       commitsRead: 1,
     });
     expect(state.schema.map((c) => c.name)).toEqual(['n', 'tag']);
+  });
+
+  it('another writer with conditional puts (delta-rs OPTIMIZE, SET TBLPROPERTIES) between versions: the sink goes on at the next free version', async () => {
+    const t = await setup({ format: 'jsonl' });
+    await t.round({ 'a.json': '{"n":1}\n', 'b.json': '{"n":2}\n' });
+    await t.round({ 'c.json': '{"n":3}\n' });
+    await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    const target = testTarget();
+    if (target.kind !== 'emulator') throw new Error('this test maintains the table on the emulator');
+    const { stdout } = await run(venvPython, [maintainer, t.uri, target.endpoint, target.region]);
+    const maintained = JSON.parse(stdout) as { before: number; after: number };
+    expect(maintained).toMatchObject({ before: 1, after: 3 });
+    // A new column: the sink's commit carries a metaData, which must keep delta-rs's table property.
+    await t.round({ 'd.json': '{"n":4,"color":"red"}\n' });
+    const outcome = await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    expect(outcome).toMatchObject({ written: [4], versions: [3] });
+    const table = await readWithDeltalake(t.uri, 4, 'inlet-bronze-events');
+    expect(table.version).toBe(4);
+    expect(table.txnVersion).toBe(3);
+    expect(table.versions['4']?.records.map((r) => r.n).sort()).toEqual([1, 2, 3, 4]);
+    expect(table.versions['4']?.schema.map(([name]) => name)).toContain('color');
+    const reader = testClients();
+    clientSets.push(reader);
+    const commit = await new S3DeltaStore(
+      reader.s3,
+      t.h.resources.manifestBucket,
+      'events/_bronze',
+    ).getCommit(4);
+    expect(commit).toContain('"delta.logRetentionDuration":"interval 60 days"');
+    expect(await t.cursors.get('events')).toMatchObject({ manifestVersion: 3, deltaVersion: 4, rows: 4 });
+  });
+
+  it('continues a table the previous sink wrote: its cursor item (Delta version and schema, no manifest version) read as that', async () => {
+    const t = await setup({ format: 'jsonl' });
+    await t.round({ 'a.json': '{"n":1}\n' });
+    await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    // The item as the sink before parts wrote it.
+    const doc = DynamoDBDocumentClient.from(t.h.clients.dynamodb);
+    await doc.send(
+      new PutCommand({
+        TableName: t.h.resources.ledgerTable,
+        Item: {
+          ...sinkCursorKey('events'),
+          deltaVersion: 0,
+          schema: JSON.stringify([{ name: 'n', type: 'long' }]),
+          rows: 1,
+          rescued: 0,
+        },
+      }),
+    );
+    await t.round({ 'b.json': '{"n":2}\n' });
+    expect(await t.sink.catchUp('events', Number.POSITIVE_INFINITY)).toMatchObject({
+      written: [1],
+      versions: [2],
+    });
+    const { Item } = await doc.send(
+      new GetCommand({ TableName: t.h.resources.ledgerTable, Key: sinkCursorKey('events') }),
+    );
+    expect(Item).toMatchObject({ manifestVersion: 2, filesDone: 0, deltaVersion: 1, rows: 2 });
+    expect(Item?.schema).toBeUndefined();
+    const table = await readWithDeltalake(t.uri, 1, 'inlet-bronze-events');
+    expect(table.txnVersion).toBe(2);
+    expect(table.versions['1']?.records.map((r) => r.n).sort()).toEqual([1, 2]);
+  });
+
+  it('a version with 12,000 columns: the cursor item carries no schema, so it stays far under 400 KB', async () => {
+    const t = await setup({ format: 'jsonl' });
+    const record = Object.fromEntries(
+      Array.from({ length: 12_000 }, (_, i) => [`column_number_${String(i).padStart(5, '0')}`, i]),
+    );
+    await t.round({ 'wide.json': `${JSON.stringify(record)}\n` });
+    const outcome = await t.sink.catchUp('events', Number.POSITIVE_INFINITY);
+    expect(outcome).toMatchObject({ caughtUp: true, versions: [1] });
+    expect(await t.cursors.get('events')).toMatchObject({ manifestVersion: 1, deltaVersion: 0, rows: 1 });
+    const state = await t.tableState();
+    expect(state.schema).toHaveLength(12_000);
+  });
+
+  it("a checkpoint bigger than one upload part is a multipart upload under the sink's role: whole at the complete, nothing after an abort", async () => {
+    const t = await setup({ format: 'jsonl' });
+    const sinkStore = new S3DeltaStore(
+      t.h.clientsOf('Sink').s3,
+      t.h.resources.manifestBucket,
+      'events/_bronze',
+    );
+    // One part of 8 MiB (the upload's part size), then a last part of 1 KiB at the complete.
+    const part = new Uint8Array(8 * 1024 * 1024).fill(7);
+    const tail = new Uint8Array(1024).fill(9);
+    const out = sinkStore.streamLogFile(checkpointName(7));
+    await out.write(part);
+    await out.write(tail);
+    await out.close();
+    const read = await sinkStore.getLogFile(checkpointName(7));
+    expect(read?.byteLength).toBe(part.byteLength + tail.byteLength);
+    expect(read?.slice(part.byteLength)).toEqual(tail);
+
+    const dropped = sinkStore.streamLogFile(checkpointName(8));
+    await dropped.write(part);
+    await dropped.abort();
+    expect(await sinkStore.getLogFile(checkpointName(8))).toBeUndefined();
+    const admin = testClients();
+    clientSets.push(admin);
+    const uploads = await admin.s3.send(
+      new ListMultipartUploadsCommand({ Bucket: t.h.resources.manifestBucket, Prefix: 'events/_bronze/' }),
+    );
+    expect(uploads.Uploads ?? []).toEqual([]);
   });
 
   it('Parquet landing files: types from the Parquet schema, read over ranged GETs, rescued misfits', async () => {

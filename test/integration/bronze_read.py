@@ -25,6 +25,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 
+from delta_options import emulator_options
+
 parser = argparse.ArgumentParser()
 parser.add_argument("uri")
 parser.add_argument("endpoint")
@@ -36,13 +38,7 @@ parser.add_argument("--compare", default=None)
 parser.add_argument("--rescued", default="")
 args = parser.parse_args()
 
-options = {
-    "AWS_ENDPOINT_URL": args.endpoint,
-    "AWS_REGION": args.region,
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_ALLOW_HTTP": "true",
-}
+options = emulator_options(args.endpoint, args.region)
 
 
 def exact(value):

@@ -1,17 +1,31 @@
 /**
  * The bronze sink's invariants, read from the fakes' raw state (never through the ports). After every
- * step: the table's Delta versions are 0..k with no gap, each version d was written once and holds exactly
- * the rows of manifest version d+1's files (no fork, no rewrite, no row twice, none of another version). At
- * the end, once the pipeline is quiet: every committed manifest version is in the Delta table, the rows of
- * the table are the rows of those versions' files, each once, the cursor is at the last version and counts
- * them, and every checkpoint equals a replay of the commits up to it.
+ * step: the table's Delta versions are 0..k with no gap, each written once; each commit of ours moves the
+ * table on from where the ones before it left it (the next part of the version, or its rest) and holds
+ * exactly one write's rows of each manifest file it covers (no fork, no rewrite, no row twice, none of
+ * another version; a path-identity table may read a key rewritten since its event); another writer's commits
+ * are stepped over. At the end, once the pipeline is quiet: every committed manifest version is in the Delta
+ * table, the rows of its live files are the rows of those versions' files, each once (a compaction moved
+ * some, lost none), the cursor is at the last version and
+ * counts them, another writer's table properties are still there, and every checkpoint equals a replay of
+ * the commits up to it.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parquetReadObjects } from 'hyparquet';
 import { readCheckpoint } from '../../shared/bronze/checkpoint.ts';
 import { bronzeLocation } from '../../shared/bronze/config.ts';
-import { logKey, sinkAppId } from '../../shared/bronze/delta-log.ts';
-import { applyCommit, emptyLogState, type LogState } from '../../shared/bronze/log-state.ts';
+import {
+  comparePositions,
+  logKey,
+  parseCommit,
+  partTxnVersion,
+  positionOf,
+  sinkAppId,
+  sinkPartAppId,
+} from '../../shared/bronze/delta-log.ts';
+import { cursorFromItem } from '../../shared/bronze/dynamodb-sink-cursor.ts';
+import { applyCommit, emptyLogState, type LogState, type TxnAction } from '../../shared/bronze/log-state.ts';
+import type { SinkPosition } from '../../shared/bronze/ports.ts';
 import { type Manifest, manifestKey } from '../../shared/manifest.ts';
 import { fromBody, sinkCursorKey } from './fakes/bronze.ts';
 import type { Rng } from './scheduler.ts';
@@ -122,64 +136,119 @@ export function manifestOf(world: World, table: string, version: number): Manife
   return body === undefined ? undefined : (JSON.parse(body) as Manifest);
 }
 
-/** Commits already found to hold their manifest's rows: each is read once per seed, not every step. */
-const verified = new WeakMap<World, Set<string>>();
-/** The bytes of each data file a verified commit adds, as they were when the commit was verified. */
-const committedFiles = new WeakMap<World, Map<string, string>>();
+/** Where the verified prefix of each table's log left it: commits are immutable (D2), so it only grows. */
+interface Verified {
+  /** Delta versions verified, 0..through. */
+  through: number;
+  position: SinkPosition;
+}
+const verified = new WeakMap<World, Map<string, Verified>>();
 
+/**
+ * Which files of which manifest version one of our commits covers, from the position before it and the
+ * txn it carries: a version's parts follow each other without gap or overlap, and the commit that completes
+ * a version covers the rest of it. Undefined (with a violation) when the txn does not follow the position.
+ */
+function rangeOf(
+  name: string,
+  d: number,
+  before: SinkPosition,
+  after: SinkPosition,
+  files: number | undefined,
+  violations: string[],
+): { version: number; from: number; to: number } | undefined {
+  if (comparePositions(after, before) <= 0) {
+    violations.push(
+      `D2: ${name} Delta version ${d} does not move the table on (${JSON.stringify(before)} -> ${JSON.stringify(after)})`,
+    );
+    return undefined;
+  }
+  const version = before.manifestVersion + 1;
+  const complete = after.filesDone === 0;
+  if (complete ? after.manifestVersion !== version : after.manifestVersion !== before.manifestVersion) {
+    violations.push(
+      `D2: ${name} Delta version ${d} skips from ${JSON.stringify(before)} to ${JSON.stringify(after)}`,
+    );
+    return undefined;
+  }
+  return { version, from: before.filesDone, to: complete ? (files ?? 0) : after.filesDone };
+}
+
+/**
+ * After every step: the Delta versions are 0..k, each written once; each of our commits moves the table on
+ * from where the commits before it left it and holds exactly the rows of the manifest files it covers; other
+ * writers' commits are only what they may be (a compaction keeps rows: checked at the end).
+ */
 export async function checkDelta(world: World): Promise<string[]> {
   const violations: string[] = [];
-  const done = verified.get(world) ?? new Set<string>();
+  const done = verified.get(world) ?? new Map<string, Verified>();
   verified.set(world, done);
-  const files = committedFiles.get(world) ?? new Map<string, string>();
-  committedFiles.set(world, files);
   for (const { name, root, commits } of bronzeTables(world)) {
     commits.forEach((d, i) => {
       if (d !== i) violations.push(`D1: ${name} Delta versions not contiguous from 0: ${commits.join(',')}`);
     });
     for (const d of commits) {
-      const key = `${root}${logKey(d)}`;
-      const bodies = world.bucket.history.get(key) ?? [];
+      const bodies = world.bucket.history.get(`${root}${logKey(d)}`) ?? [];
       if (new Set(bodies).size > 1) violations.push(`D2: ${name} Delta log entry ${d} rewritten`);
-      if (done.has(key)) continue;
-      const state = emptyLogState();
-      applyCommit(state, d, world.bucket.get(key));
-      const manifestVersion = state.txns.get(sinkAppId(name))?.version;
-      const manifest = manifestOf(world, name, d + 1);
-      if (manifestVersion !== d + 1 || !manifest) {
-        violations.push(
-          `D2: ${name} Delta version ${d} carries manifest version ${manifestVersion}; manifest ${d + 1} ${manifest ? 'exists' : 'missing'}`,
-        );
+    }
+    const table = done.get(name) ?? { through: -1, position: { manifestVersion: 0, filesDone: 0 } };
+    done.set(name, table);
+    const state = emptyLogState();
+    for (const d of commits) {
+      if (d <= table.through) continue;
+      const text = world.bucket.get(`${root}${logKey(d)}`);
+      applyCommit(state, d, text);
+      if (!parseCommit(name, text).ours) {
+        table.through = d;
         continue;
       }
-      const rows: string[] = [];
-      for (const add of state.adds.values()) {
-        rows.push(...(await rowsOfFile(world, `${root}${add.path}`)));
-        files.set(`${root}${add.path}`, world.bucket.get(`${root}${add.path}`));
-      }
-      const wrong = mismatch(world, [manifest], rows);
-      if (wrong)
+      const ids = new Map([...state.txns].filter(([id]) => id.startsWith(`inlet-bronze-${name}`)));
+      const merged = new Map([...txnsOf(table.position, name), ...ids]);
+      const after = positionOf(name, merged);
+      const manifest = manifestOf(world, name, table.position.manifestVersion + 1);
+      const range = rangeOf(name, d, table.position, after, manifest?.files.length, violations);
+      if (!range) break;
+      if (!manifest) {
         violations.push(
-          `D2: ${name} Delta version ${d} does not hold manifest ${d + 1}'s files (${manifest.batchIds.join(',')}): ${wrong}`,
+          `D2: ${name} Delta version ${d} covers manifest version ${range.version}, which is missing`,
         );
-      done.add(key);
+        break;
+      }
+      const rows: string[] = [];
+      const added = emptyLogState();
+      applyCommit(added, d, text);
+      for (const add of added.adds.values()) rows.push(...(await rowsOfFile(world, `${root}${add.path}`)));
+      const part = { ...manifest, files: manifest.files.slice(range.from, range.to) };
+      const wrong = mismatch(world, [part], rows);
+      if (wrong) {
+        violations.push(
+          `D2: ${name} Delta version ${d} does not hold manifest ${range.version}'s files ${range.from}-${range.to - 1} (${manifest.batchIds.join(',')}): ${wrong}`,
+        );
+        break;
+      }
+      table.position = after;
+      table.through = d;
+      state.txns.clear();
     }
-    // A committed data file never changes under a reader. Without landing rewrites (the plain scenario) a
-    // replay reads the same bytes, so no write of a data file, committed or an orphan, may differ either;
-    // with them, an orphan of a failed attempt may be written again with the later bytes, and only the
-    // committed file must stay as committed.
-    for (const [key, bodies] of world.bucket.history) {
-      if (!key.startsWith(root) || key.includes('_delta_log/')) continue;
-      const committed = files.get(key);
-      if (
-        world.scenario === 'plain'
-          ? new Set(bodies).size > 1
-          : committed !== undefined && bodies.at(-1) !== committed
-      )
+    // A data file is never written twice with other bytes (each attempt names its own).
+    for (const [key, bodies] of world.bucket.history)
+      if (key.startsWith(root) && !key.includes('_delta_log/') && new Set(bodies).size > 1)
         violations.push(`D2: ${name} data file ${key.slice(root.length)} rewritten with other bytes`);
-    }
   }
   return [...new Set(violations)];
+}
+
+/** The txns that stand for a position (the inverse of positionOf). */
+function txnsOf(position: SinkPosition, name: string): Map<string, TxnAction> {
+  const txns = new Map<string, TxnAction>([
+    [sinkAppId(name), { appId: sinkAppId(name), version: position.manifestVersion }],
+  ]);
+  if (position.filesDone > 0)
+    txns.set(sinkPartAppId(name), {
+      appId: sinkPartAppId(name),
+      version: partTxnVersion(position.manifestVersion + 1, position.filesDone),
+    });
+  return txns;
 }
 
 /** Every row of a bronze table at its latest commit, as `file|id|v<manifest version>`. */
@@ -197,15 +266,24 @@ export async function checkDeltaComplete(world: World): Promise<string[]> {
   for (const { name, root, commits } of bronzeTables(world)) {
     let head = 0;
     while (manifestOf(world, name, head + 1)) head += 1;
-    if (commits.length !== head) {
-      violations.push(`D3: ${name} has ${head} manifest versions but Delta versions ${commits.join(',')}`);
-      continue;
-    }
     const state = emptyLogState();
     const replayed = new Map<number, LogState>();
+    let lastOurs = -1;
+    let foreignProperties: string | undefined;
     for (const d of commits) {
-      applyCommit(state, d, world.bucket.get(`${root}${logKey(d)}`));
+      const text = world.bucket.get(`${root}${logKey(d)}`);
+      applyCommit(state, d, text);
       replayed.set(d, structuredClone(state));
+      const commit = parseCommit(name, text);
+      if (commit.ours) lastOurs = d;
+      else if (commit.metaData) foreignProperties = commit.metaData.configuration?.['foreign.round'];
+    }
+    const position = positionOf(name, state.txns);
+    if (position.manifestVersion !== head || position.filesDone !== 0) {
+      violations.push(
+        `D3: ${name} has ${head} manifest versions but its Delta table is at ${JSON.stringify(position)}`,
+      );
+      continue;
     }
     const rows: string[] = [];
     for (const add of state.adds.values()) rows.push(...(await rowsOfFile(world, `${root}${add.path}`)));
@@ -215,11 +293,19 @@ export async function checkDeltaComplete(world: World): Promise<string[]> {
     const wrong = mismatch(world, manifests, rows);
     if (wrong)
       violations.push(`D3: ${name} holds ${rows.length} rows, not its ${head} versions' files: ${wrong}`);
-    const cursor = world.db.get(sinkCursorKey(name));
-    if ((cursor?.deltaVersion ?? -1) !== head - 1 || (head > 0 && cursor?.rows !== rows.length))
+    const cursor = cursorFromItem(name, world.db.get(sinkCursorKey(name)));
+    if (
+      cursor.manifestVersion !== head ||
+      cursor.filesDone !== 0 ||
+      cursor.deltaVersion !== lastOurs ||
+      (head > 0 && cursor.rows !== rows.length)
+    )
       violations.push(
-        `D3: ${name} sink cursor at ${cursor?.deltaVersion ?? -1} counting ${cursor?.rows ?? 0} rows; table at ${head - 1} with ${rows.length}`,
+        `D3: ${name} sink cursor at ${cursor.manifestVersion}+${cursor.filesDone} (Delta ${cursor.deltaVersion}) counting ${cursor.rows} rows; table at ${head} (Delta ${lastOurs}) with ${rows.length}`,
       );
+    // Another writer's table properties survive the sink's later schema changes.
+    if (foreignProperties !== undefined && state.metaData?.configuration?.['foreign.round'] === undefined)
+      violations.push(`D3: ${name} lost another writer's table properties`);
     for (const [key, body] of world.bucket.objects) {
       const match = key.slice(`${root}_delta_log/`.length).match(/^(\d{20})\.checkpoint\.parquet$/);
       if (!key.startsWith(`${root}_delta_log/`) || !match) continue;

@@ -192,6 +192,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     ...Array<Role>(workers.committers).fill('committer'),
     ...Array<Role>(workers.sweepers).fill('sweeper'),
     ...Array<Role>(workers.sinks).fill('sink'),
+    ...(world.foreignWriter ? (['foreign'] as Role[]) : []),
   ];
   for (const role of roles) fleet.start(role);
 

@@ -2,9 +2,14 @@
  * Deliberately broken variants of the protocol, built around the product code (never in it): the
  * simulator must catch each within a few hundred seeds, or it is not testing what it claims to.
  */
-import { parseCommit } from '../../shared/bronze/delta-log.ts';
-import type { FileClaims, SinkCursorStore } from '../../shared/bronze/ports.ts';
-import { classifyAwsError, DefiniteFailureError, UnknownOutcomeError } from '../../shared/errors.ts';
+import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
+import type { FileClaims, SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
+import {
+  classifyAwsError,
+  DefiniteFailureError,
+  InletError,
+  UnknownOutcomeError,
+} from '../../shared/errors.ts';
 import type { ClaimResult } from '../../shared/ledger/ledger.ts';
 import type { BatchRecord, FileRef, ObjectRef } from '../../shared/model.ts';
 import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
@@ -77,14 +82,19 @@ class CursorFirstDelta extends SimDeltaStore {
   }
 
   override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
-    const table = /"appId":"inlet-bronze-([^"]+)"/.exec(body)?.[1] ?? '';
+    const table = /"appId":"inlet-bronze-([^".]+)/.exec(body)?.[1] ?? '';
     const from = await this.linked.cursors.get(table);
-    if (from.deltaVersion === deltaVersion - 1) {
-      const commit = parseCommit(table, body);
+    const commit = parseCommit(table, body);
+    const txn = commit.txns[0];
+    if (txn) {
+      const to =
+        txn.appId === sinkAppId(table)
+          ? { manifestVersion: txn.version, filesDone: 0 }
+          : partPosition(txn.version);
       await this.linked.cursors.advance(from, {
-        table,
+        ...from,
+        ...to,
         deltaVersion,
-        schema: commit.schema ?? from.schema,
         rows: from.rows + commit.rows,
         rescued: from.rescued + commit.rescued,
       });
@@ -94,7 +104,58 @@ class CursorFirstDelta extends SimDeltaStore {
 }
 
 /**
- * (g) cleanSource as it was: delete and copy by key, whatever write the key holds now (no If-Match), so a
+ * (g) The Delta commit as Spark's default S3 LogStore makes it: a plain put, no `If-None-Match` (docs/bronze.md
+ * "Other writers on the table"). Two sinks racing on a version, or the sink and another writer, overwrite
+ * each other's log entry; with data file names unique per attempt the bodies differ, so it shows.
+ */
+class PlainPutDelta extends SimDeltaStore {
+  override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    await this.putLogFile(logKey(deltaVersion).slice('_delta_log/'.length), body);
+    return 'created';
+  }
+}
+
+/**
+ * (h) The sink as a single writer of its table (review F12): it commits only at the Delta version its own
+ * commits so far would give it (manifest version v at Delta version v-1 before parts) and takes anything
+ * else there for a conflict that stops the table, as the sink before next-free-version commits did. Another
+ * writer's commit (a VACUUM, table properties, a compaction) then stops the table for good.
+ */
+class SingleWriterDelta extends SimDeltaStore {
+  private table = '';
+
+  override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    this.table = /"appId":"inlet-bronze-([^".]+)/.exec(body)?.[1] ?? this.table;
+    let ours = 0;
+    for (const version of await this.listCommits()) {
+      const text = await this.getCommit(version);
+      if (text !== undefined && parseCommit(this.table, text).ours) ours += 1;
+    }
+    if (ours !== deltaVersion)
+      throw new InletError(
+        `bronze table ${this.table}: Delta version ${deltaVersion} is not the sink's own`,
+        {
+          retryable: false,
+        },
+      );
+    return super.putCommitIfAbsent(deltaVersion, body);
+  }
+}
+
+/**
+ * (i) Parts that ran out of time never get smaller (review F2): the cursor drops `partFiles`, so a version
+ * whose part outlasts a run is started over, whole, by every run, and the table never moves again.
+ */
+class NoShrinkCursors implements SinkCursorStore {
+  constructor(private readonly inner: SinkCursorStore) {}
+  get = (table: string) => this.inner.get(table);
+  advance = (from: SinkCursor, { partFiles: _, ...to }: SinkCursor) => this.inner.advance(from, to);
+  getCleaned = (table: string) => this.inner.getCleaned(table);
+  advanceCleaned = (table: string, from: number, to: number) => this.inner.advanceCleaned(table, from, to);
+}
+
+/**
+ * (k) cleanSource as it was: delete and copy by key, whatever write the key holds now (no If-Match), so a
  * rewrite made after the sink read the key is destroyed.
  */
 class ByKeyCleaner extends SimLandingCleaner {
@@ -105,7 +166,7 @@ class ByKeyCleaner extends SimLandingCleaner {
   }
 }
 
-/** (h) cleanSource that does not wait for the other tables routing a file: they all hold it already. */
+/** (l) cleanSource that does not wait for the other tables routing a file: they all hold it already. */
 const holdsEverything: FileClaims = { committedVersion: async () => 0 };
 
 /** Each variant breaks one rule of main's protocol; everything else is main's own code. */
@@ -122,6 +183,15 @@ export const VARIANTS = {
   'sink-cursor-first': { plumbing: { delta: (ctx) => new CursorFirstDelta(ctx) } },
   /** (f) No nudge schedule: a table whose last trigger the rule lost stays behind its manifests. */
   'no-sink-schedule': { plumbing: { noSinkSchedule: true } },
+  'sink-plain-put': { plumbing: { delta: (ctx) => new PlainPutDelta(ctx) } },
+  // In every seed another writer works on the table (half the seeds have one otherwise).
+  'sink-single-writer': { plumbing: { delta: (ctx) => new SingleWriterDelta(ctx), foreignWriter: true } },
+  /**
+   * (j) Data file names the same on every attempt (review F11): a later part of a version, or a replay over
+   * changed input, overwrites a file an earlier commit names.
+   */
+  'sink-reused-names': { plumbing: { attemptId: () => 'attempt' } },
+  'sink-no-shrink': { plumbing: { cursors: (cursors) => new NoShrinkCursors(cursors) } },
   'clean-by-key': { scenario: 'clean', plumbing: { cleaner: (ctx) => new ByKeyCleaner(ctx) } },
   'clean-without-waiting': { scenario: 'clean', plumbing: { claims: () => holdsEverything } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing' | 'scenario'>>;

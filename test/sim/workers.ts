@@ -10,10 +10,11 @@ import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import type { RetryScheduler } from '../../shared/storage/batch-store.ts';
 import { sweepStale } from '../../shared/usecases/sweep.ts';
 import type { Received, SqsQueue } from './fakes/sqs.ts';
+import { foreignCommit } from './foreign-writer.ts';
 import { Worker } from './scheduler.ts';
-import { TIMING, type World } from './world.ts';
+import { bronzePrefixes, TIMING, type World } from './world.ts';
 
-export type Role = 'batcher' | 'committer' | 'sweeper' | 'sink';
+export type Role = 'batcher' | 'committer' | 'sweeper' | 'sink' | 'foreign';
 
 export class Fleet {
   /** Invocations running now, so the end of the run can tell "idle" from "stuck". */
@@ -38,6 +39,7 @@ export class Fleet {
       committer: this.committer,
       sweeper: this.sweeper,
       sink: this.sink,
+      foreign: this.foreign,
     };
     const loop = loops[role];
     void loop.call(this, worker);
@@ -123,13 +125,40 @@ export class Fleet {
       scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.messageId).join(',')}`);
       await this.invoke(worker, this.world.sinkTimeoutMs, async () => {
         const { config, store, log, now } = this.world.ports(worker);
-        const handler = makeSinkHandler({ config, store, log, now, ...this.world.sinkPorts(worker) });
+        const handler = makeSinkHandler({
+          config,
+          store,
+          log,
+          now,
+          ...this.world.sinkPorts(worker),
+          retries: this.retries(worker, sinkQueue),
+        });
         const response = await handler(sqsEvent(received, 'sink.fifo'), {
           getRemainingTimeInMillis: () => worker.deadline - scheduler.now,
         });
         const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         scheduler.log(`${worker.name} done; failed: ${[...failed].join(',') || 'none'}`);
         for (const r of received) if (!failed.has(r.message.messageId)) sinkQueue.delete(r);
+      });
+    }
+  }
+
+  /**
+   * Another Delta writer on each bronze table while faults run (docs/bronze.md "Other writers on the
+   * table"), creating its log entries with `If-None-Match` as delta-rs with conditional put does: now and
+   * then a logged VACUUM, a table-properties change or a one-file compaction, at the next free version. It
+   * stops with the faults, so the pipeline can go quiet.
+   */
+  private async foreign(worker: Worker): Promise<void> {
+    const { scheduler, foreignRng: rng } = this.world;
+    for (let round = 1; ; round++) {
+      await scheduler.sleep(worker, rng.int(5_000, 40_000));
+      if (!this.world.faultsOn) return;
+      await this.invoke(worker, 60_000, async () => {
+        for (const { prefix } of bronzePrefixes(this.world.config)) {
+          const outcome = await foreignCommit(this.world, worker, prefix, round);
+          scheduler.log(`${worker.name} foreign ${outcome}`);
+        }
       });
     }
   }

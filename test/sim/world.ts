@@ -3,7 +3,9 @@
  * (the defaults of infra/, divided by 10 so a seed covers many visibility timeouts in few steps; the
  * ratios the protocol depends on are kept: lease 2x the batcher timeout, visibility 6x each timeout).
  */
+import { bronzeLocation } from '../../shared/bronze/config.ts';
 import type { FileClaims, LandingCleaner, SinkCursorStore } from '../../shared/bronze/ports.ts';
+import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
 import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
 import type { Log } from '../../shared/log.ts';
 import type { MetricsSink } from '../../shared/metrics.ts';
@@ -34,6 +36,21 @@ export const TIMING = {
 } as const;
 
 export const MANIFEST_BUCKET = 'manifests';
+
+/**
+ * A slow seed's landing read (a big file streamed): under the 15 s the handler keeps between abandoning a
+ * part and the Lambda timeout, so a read started just before a part is abandoned still ends inside the run.
+ */
+const SLOW_LANDING_MS = 12_000;
+
+/** The Delta tables' roots (`<prefix>` in the manifest bucket), one per bronze table. */
+export function bronzePrefixes(
+  config: PipelineConfig,
+): Array<{ readonly table: string; readonly prefix: string }> {
+  return config.tables.flatMap((t) =>
+    t.bronze ? [{ table: t.name, prefix: bronzeLocation(t.name, t.bronze, MANIFEST_BUCKET).prefix }] : [],
+  );
+}
 
 /**
  * `orders/...` files belong to two tables: one event, two claims, two manifests. `orders` is also written
@@ -99,8 +116,14 @@ export interface Plumbing {
   readonly delta?: (
     ctx: ConstructorParameters<typeof SimDeltaStore>[0] & { readonly cursors: SinkCursorStore },
   ) => SimDeltaStore;
+  /** The sink's cursor store, over the simulation's (a variant may drop what the sink records on it). */
+  readonly cursors?: (cursors: SimSinkCursors) => SinkCursorStore;
+  /** The id in every data file name of an attempt at a part (a variant may reuse one). */
+  readonly attemptId?: (unique: string) => string;
   /** No schedule nudges the bronze tables: a lost last trigger leaves a table behind for good. */
   readonly noSinkSchedule?: boolean;
+  /** Force (or forbid) another Delta writer on the bronze table; otherwise half the seeds have one. */
+  readonly foreignWriter?: boolean;
   /** cleanSource's S3 calls (a variant may drop their conditions). */
   readonly cleaner?: (ctx: ConstructorParameters<typeof SimLandingCleaner>[0]) => LandingCleaner;
   /** The other tables' claims as cleanSource reads them (a variant may not wait for them). */
@@ -138,7 +161,25 @@ export class World {
   /** The last bronze event's delivery failed: only a nudge can bring the table up to date. */
   lastTriggerLost = false;
   crashRate = 0.004;
+  /**
+   * How the sink cuts versions into parts in this seed: often one file or a few per part (so versions are
+   * written in parts across runs and crashes), sometimes by bytes (the manifest sizes are up to 5,000, the
+   * files held or streamed), sometimes whole; reads one or four at a time.
+   */
+  readonly sinkParts: PartLimits;
+  /** Each landing read takes this much longer in this seed (`SLOW_LANDING_MS`, a big file streamed). */
+  readonly slowLandingMs: number;
+  /**
+   * Actions per checkpoint row group in this seed: 2 in half the seeds, so checkpoints are written and
+   * read back a row group at a time (each streamed into the next); the product's default in the others.
+   */
+  readonly checkpointRows: number | undefined;
+  /** Another Delta writer (compactions, table properties, logged VACUUMs) works on the bronze table. */
+  readonly foreignWriter: boolean;
+  /** Its choices: a stream of their own. */
+  readonly foreignRng: Rng;
   private batchSeq = 0;
+  private attempts = 0;
 
   constructor(
     readonly seed: number,
@@ -173,7 +214,7 @@ export class World {
     const sinkOverlap = this.rng.chance(0.5);
     // A third of the seeds give the sink a timeout just over the 60 s its handler keeps back: a run's budget
     // is 1.5 s, so a backlog is written over several runs, each nudging the next on the sink queue.
-    this.sinkTimeoutMs = this.rng.chance(1 / 3) ? 61_500 : TIMING.sinkTimeoutMs;
+    const shortTimeout = this.rng.chance(1 / 3);
     this.sinkQueue = new SqsQueue('sink', this.scheduler, this.rng, {
       fifo: true,
       visibilityMs: sinkOverlap ? 2_000 : TIMING.sinkVisibilityMs,
@@ -181,6 +222,22 @@ export class World {
       duplicateRate: 0,
     });
     this.landing = new S3Bucket(this.scheduler);
+    // Their own stream, as the trigger's below: drawing from the world's would reshuffle recorded seeds.
+    const bronzeRng = new Rng((seed * 104_729 + 31) >>> 0);
+    const parts = {
+      maxFiles: bronzeRng.pick([1, 2, 3, DEFAULT_PART_LIMITS.maxFiles]),
+      maxBytes: bronzeRng.pick([4_000, 12_000, DEFAULT_PART_LIMITS.maxBytes]),
+      concurrency: bronzeRng.pick([1, 4]),
+    };
+    this.slowLandingMs = bronzeRng.pick([0, 0, 0, SLOW_LANDING_MS]);
+    // Slow seeds plan whole versions, read one file at a time, in a 35-second function: a part is abandoned
+    // 20 s in (15 s before the timeout), so a version of two files or more outlasts a run and only parts
+    // shrunk to one file (the cursor's `partFiles`) get it written.
+    this.sinkParts = this.slowLandingMs > 0 ? { ...DEFAULT_PART_LIMITS, concurrency: 1 } : parts;
+    this.sinkTimeoutMs = this.slowLandingMs > 0 ? 35_000 : shortTimeout ? 61_500 : TIMING.sinkTimeoutMs;
+    this.foreignWriter = plumbing.foreignWriter ?? bronzeRng.chance(0.5);
+    this.checkpointRows = bronzeRng.pick([2, undefined]);
+    this.foreignRng = new Rng((seed * 7_727 + 101) >>> 0);
     this.archive = new S3Bucket(this.scheduler);
     const bronzeTables = new Set(this.config.tables.filter((t) => t.bronze).map((t) => t.name));
     // Its own stream: drawing from the world's would reshuffle every seed recorded before it existed.
@@ -192,7 +249,7 @@ export class World {
         if (!bronzeTables.has(event.table)) return;
         this.lastBronzeEventAt = this.scheduler.now;
         // The rule's delivery to the queue can fail after its retries (the rule's DLQ in AWS).
-        this.lastTriggerLost = this.faultsOn && triggerRng.chance(0.1);
+        this.lastTriggerLost = this.faultsOn && triggerRng.chance(0.2);
         if (this.lastTriggerLost) {
           this.lostTriggers += 1;
           this.scheduler.log(`rule lost the sink trigger for ${event.table} v${event.version}`);
@@ -274,13 +331,19 @@ export class World {
   sinkPorts(worker: Worker) {
     const { classify } = this.plumbing;
     const ctx = { aws: this.aws, worker, classify };
-    const cursors = new SimSinkCursors({ ...ctx, db: this.db });
+    const simCursors = new SimSinkCursors({ ...ctx, db: this.db });
+    const cursors = this.plumbing.cursors?.(simCursors) ?? simCursors;
     const clean = { ...ctx, landing: this.landing, archive: this.archive, removals: this.removals };
     const claims = { ...ctx, db: this.db };
     return {
       cleaner: this.plumbing.cleaner?.(clean) ?? new SimLandingCleaner(clean),
       claims: this.plumbing.claims?.(claims) ?? new SimFileClaims(claims),
-      sources: new SimSourceObjects({ ...ctx, landing: this.landing }),
+      sources: new SimSourceObjects({
+        ...ctx,
+        landing: this.landing,
+        slowMs: this.slowLandingMs,
+        scheduler: this.scheduler,
+      }),
       deltaAt: (bucket: string, prefix: string) => {
         const at = { ...ctx, bucket: this.bucket, prefix };
         if (bucket !== MANIFEST_BUCKET) throw new Error(`the simulation has no bucket ${bucket}`);
@@ -290,7 +353,20 @@ export class World {
       manifestBucket: MANIFEST_BUCKET,
       nudger: new SimSinkNudger({ ...ctx, queue: this.sinkQueue }),
       metrics,
+      parts: this.sinkParts,
+      checkpointRows: this.checkpointRows,
+      // Unique like a UUID, and the same on every replay of the seed.
+      newId: () => {
+        this.attempts += 1;
+        const unique = `${worker.name}-${this.attempts}`;
+        return this.plumbing.attemptId?.(unique) ?? unique;
+      },
     };
+  }
+
+  /** The Delta table of a bronze table as another writer sees it: the same bucket, its own worker. */
+  foreignDelta(worker: Worker, prefix: string): SimDeltaStore {
+    return new SimDeltaStore({ aws: this.aws, worker, bucket: this.bucket, prefix });
   }
 
   /** Warnings and errors go into the trace: they are what an operator would read. */

@@ -35,9 +35,15 @@ function setup(checkpointInterval: number) {
 }
 
 describe('Delta checkpoints', () => {
-  it('are due every N versions, never at version 0', () => {
-    expect([0, 1, 2, 3, 4, 5, 6].filter((v) => checkpointDue(v, 3))).toEqual([3, 6]);
-    expect([0, 1, 2].filter((v) => checkpointDue(v, 1))).toEqual([1, 2]);
+  it('are due every N versions, never at version 0, and at the next version when one was missed', () => {
+    // The last checkpoint is the previous multiple: due again at each multiple of N.
+    expect([0, 1, 2, 3, 4, 5, 6].filter((v) => checkpointDue(v, Math.floor((v - 1) / 3) * 3, 3))).toEqual([
+      3, 6,
+    ]);
+    expect([0, 1, 2].filter((v) => checkpointDue(v, v - 1, 1))).toEqual([1, 2]);
+    // Version 3 was another writer's (or its checkpoint was lost to a crash): version 4 takes it.
+    expect(checkpointDue(4, 0, 3)).toBe(true);
+    expect(checkpointDue(4, 3, 3)).toBe(false);
   });
 
   it('the sink writes one every N versions and points _last_checkpoint at the newest', async () => {
@@ -90,10 +96,21 @@ describe('Delta checkpoints', () => {
     const t = setup(2);
     for (let v = 1; v <= 3; v++) t.commit(v);
     const put = t.delta.putLogFile.bind(t.delta);
+    const stream = t.delta.streamLogFile.bind(t.delta);
     let failOn: string | undefined = checkpointName(2);
     t.delta.putLogFile = async (name, body) => {
       if (name === failOn) throw new Error(`crash before ${name}`);
       await put(name, body);
+    };
+    t.delta.streamLogFile = (name) => {
+      const out = stream(name);
+      return {
+        ...out,
+        close: async () => {
+          if (name === failOn) throw new Error(`crash before ${name}`);
+          await out.close();
+        },
+      };
     };
     await expect(t.catchUp()).rejects.toThrow(`crash before ${checkpointName(2)}`);
     // The commit is in, the cursor is not: the version will be replayed.

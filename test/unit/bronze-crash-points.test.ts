@@ -2,17 +2,16 @@
 // write the Delta log, write a checkpoint, read or advance the cursor), before the call takes effect and after
 // it took effect but before its answer arrived. After every crash a clean run must leave the same table:
 // rows in the table = rows in the committed versions' files, no duplicate, no missing version.
-import { parquetReadObjects } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
 import { checkpointName, LAST_CHECKPOINT, readCheckpoint } from '../../shared/bronze/checkpoint.ts';
-import { sinkAppId } from '../../shared/bronze/delta-log.ts';
+import { comparePositions, positionOf, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import { applyCommit, emptyLogState } from '../../shared/bronze/log-state.ts';
-import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
+import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { SinkTable } from '../../shared/usecases/sink.ts';
-import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
+import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
 
 class Crash extends Error {}
 
@@ -25,6 +24,10 @@ class CrashPlan {
       get: (obj, prop, receiver) => {
         const value = Reflect.get(obj, prop, receiver);
         if (typeof value !== 'function') return value;
+        // A streamed log file (a checkpoint): each of its calls is a crash point of its own.
+        if (prop === 'streamLogFile')
+          return (...args: unknown[]) =>
+            this.wrap(`${name}.stream`, (value as (...a: unknown[]) => object).apply(obj, args));
         return async (...args: unknown[]) => {
           const index = this.calls.length;
           this.calls.push(`${name}.${String(prop)}`);
@@ -39,12 +42,11 @@ class CrashPlan {
   }
 }
 
-const VERSIONS = 5;
 /** Version 3 brings a new column; every version has a record that is rescued. */
-function world() {
+function world(versions: number) {
   const manifests = new Map<number, Manifest>();
   const sources = new MemorySources();
-  for (let v = 1; v <= VERSIONS; v++) {
+  for (let v = 1; v <= versions; v++) {
     const keys = [`in/${v}-a.json`, `in/${v}-b.json`];
     sources.objects.set(
       keys[0] as string,
@@ -56,8 +58,16 @@ function world() {
   return { manifests, sources, delta: new MemoryDelta(), cursors: new MemoryCursors() };
 }
 
-function sinkOf(w: ReturnType<typeof world>, plan: CrashPlan) {
+/** Unique over every run of the test, as UUIDs are: a replay must never reuse a name. */
+let attempts = 0;
+
+function sinkOf(w: ReturnType<typeof world>, plan: CrashPlan, parts?: PartLimits) {
   return new SinkTable({
+    parts,
+    newId: () => {
+      attempts += 1;
+      return `attempt${attempts}`;
+    },
     config: parsePipelineConfig({
       tables: [{ name: 't', bronze: { format: 'json', checkpointInterval: 2 } }],
     }),
@@ -72,30 +82,32 @@ function sinkOf(w: ReturnType<typeof world>, plan: CrashPlan) {
 }
 
 /** Every row the table holds at its latest version, read from the live files' Parquet, in a stable order. */
-async function tableRows(delta: MemoryDelta): Promise<string[]> {
-  const { state } = await loadSnapshot(delta);
-  const rows: string[] = [];
-  for (const add of state.adds.values()) {
-    const bytes = delta.files.get(add.path);
-    if (!bytes) throw new Error(`the log names ${add.path}, which was never written`);
-    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    for (const row of await parquetReadObjects({ file }))
-      rows.push(JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)));
-  }
-  return rows.sort();
-}
+const tableRows = async (delta: MemoryDelta) =>
+  (await liveRows(delta))
+    .map((row) => JSON.stringify(row, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)))
+    .sort();
 
-async function checkTable(w: ReturnType<typeof world>, expectedRows: readonly string[]) {
-  // Versions 0..V-1, each ours for manifest version d+1: no gap, no fork, none twice.
-  expect([...w.delta.commits.keys()].sort((a, b) => a - b)).toEqual([...Array(VERSIONS).keys()]);
-  for (const [d, text] of w.delta.commits) {
-    const state = emptyLogState();
-    applyCommit(state, d, text);
-    expect(state.txns.get(sinkAppId('t'))?.version).toBe(d + 1);
+/** Delta versions 0..n-1, each ours and one step further, the rows those of the committed files, each once. */
+async function checkTable(
+  w: ReturnType<typeof world>,
+  expectedRows: readonly string[],
+  versions: number,
+  commits: number,
+) {
+  expect([...w.delta.commits.keys()].sort((a, b) => a - b)).toEqual([...Array(commits).keys()]);
+  const state = emptyLogState();
+  let position = { manifestVersion: 0, filesDone: 0 };
+  for (let d = 0; d < commits; d++) {
+    applyCommit(state, d, w.delta.commits.get(d) ?? '');
+    const next = positionOf('t', state.txns);
+    expect(comparePositions(next, position), `Delta version ${d} moves the table on`).toBe(1);
+    position = next;
   }
+  expect(state.txns.get(sinkAppId('t'))?.version).toBe(versions);
   expect(await tableRows(w.delta)).toEqual(expectedRows);
-  // Checkpoints at 2 and 4, each equal to replaying the commits up to it; the pointer at the newest.
-  for (const v of [2, 4]) {
+  // A checkpoint at every other version, each equal to replaying the commits up to it; the pointer at the newest.
+  const checkpoints = [...Array(commits).keys()].filter((v) => v > 0 && v % 2 === 0);
+  for (const v of checkpoints) {
     const replayed = emptyLogState();
     for (let d = 0; d <= v; d++) applyCommit(replayed, d, w.delta.commits.get(d) ?? '');
     const bytes = w.delta.logFiles.get(checkpointName(v));
@@ -103,47 +115,67 @@ async function checkTable(w: ReturnType<typeof world>, expectedRows: readonly st
     expect(await readCheckpoint(v, bytes ?? new Uint8Array())).toEqual(replayed);
   }
   expect(JSON.parse(new TextDecoder().decode(w.delta.logFiles.get(LAST_CHECKPOINT)))).toMatchObject({
-    version: 4,
+    version: checkpoints.at(-1),
   });
-  expect(await w.cursors.get('t')).toMatchObject({ deltaVersion: VERSIONS - 1 });
+  expect(await w.cursors.get('t')).toMatchObject({
+    manifestVersion: versions,
+    filesDone: 0,
+    deltaVersion: commits - 1,
+  });
 }
 
 describe('the bronze sink crashed at every call', () => {
-  it('leaves the same table after the next run, whatever call it died at', async () => {
-    const clean = world();
-    const cleanPlan = new CrashPlan();
-    expect((await sinkOf(clean, cleanPlan).catchUp('t', Number.POSITIVE_INFINITY)).written).toHaveLength(
-      VERSIONS,
-    );
-    const expectedRows = await tableRows(clean.delta);
-    // 3 rows and 1 rescued per file pair per version: every row of every committed file, once.
-    expect(expectedRows).toHaveLength(VERSIONS * 4);
-    const totals = await clean.cursors.get('t');
-    expect(totals).toMatchObject({ rows: VERSIONS * 4, rescued: VERSIONS });
-    const points = cleanPlan.calls;
-    // Each kind of call the brief names is among the crash points.
-    for (const call of [
-      'delta.putDataFile',
-      'delta.putCommitIfAbsent',
-      'cursors.advance',
-      'delta.putLogFile',
-    ])
-      expect(points).toContain(call);
+  for (const [name, parts, versions, commits] of [
+    // Five versions as one commit each; three in parts of one file (six commits): each crash point of a
+    // part is the same call whichever version it is in, and the matrix runs every occurrence.
+    ['one commit per version', undefined, 5, 5],
+    ['versions written in parts of one file', { ...DEFAULT_PART_LIMITS, maxFiles: 1 }, 3, 6],
+  ] as const) {
+    it(`leaves the same table after the next run, whatever call it died at (${name})`, {
+      timeout: 180_000,
+    }, async () => {
+      const clean = world(versions);
+      const cleanPlan = new CrashPlan();
+      expect(
+        (await sinkOf(clean, cleanPlan, parts).catchUp('t', Number.POSITIVE_INFINITY)).written,
+      ).toHaveLength(commits);
+      const expectedRows = await tableRows(clean.delta);
+      // 3 rows and 1 rescued per file pair per version: every row of every committed file, once.
+      expect(expectedRows).toHaveLength(versions * 4);
+      const totals = await clean.cursors.get('t');
+      expect(totals).toMatchObject({ rows: versions * 4, rescued: versions });
+      const points = cleanPlan.calls;
+      // Each kind of call the brief names is among the crash points.
+      for (const call of [
+        'sources.open',
+        'delta.putDataFile',
+        'delta.putCommitIfAbsent',
+        'delta.listCommits',
+        'delta.getLogFile',
+        'cursors.advance',
+        'delta.stream.close',
+        'delta.putLogFile',
+      ])
+        expect(points).toContain(call);
 
-    for (let index = 0; index < points.length; index++) {
-      for (const when of ['before', 'after'] as const) {
-        const w = world();
-        const label = `${when} call ${index} (${points[index]})`;
-        await expect(
-          sinkOf(w, new CrashPlan({ index, when })).catchUp('t', Number.POSITIVE_INFINITY),
-          label,
-        ).rejects.toBeInstanceOf(Crash);
-        const outcome = await sinkOf(w, new CrashPlan()).catchUp('t', Number.POSITIVE_INFINITY);
-        expect(outcome.caughtUp, label).toBe(true);
-        await checkTable(w, expectedRows);
-        // The cursor's running totals count each version once, replayed or not.
-        expect(await w.cursors.get('t'), label).toMatchObject({ rows: totals.rows, rescued: totals.rescued });
+      for (let index = 0; index < points.length; index++) {
+        for (const when of ['before', 'after'] as const) {
+          const w = world(versions);
+          const label = `${when} call ${index} (${points[index]})`;
+          await expect(
+            sinkOf(w, new CrashPlan({ index, when }), parts).catchUp('t', Number.POSITIVE_INFINITY),
+            label,
+          ).rejects.toBeInstanceOf(Crash);
+          const outcome = await sinkOf(w, new CrashPlan(), parts).catchUp('t', Number.POSITIVE_INFINITY);
+          expect(outcome.caughtUp, label).toBe(true);
+          await checkTable(w, expectedRows, versions, commits);
+          // The cursor's running totals count each commit once, replayed or not.
+          expect(await w.cursors.get('t'), label).toMatchObject({
+            rows: totals.rows,
+            rescued: totals.rescued,
+          });
+        }
       }
-    }
-  });
+    });
+  }
 });

@@ -1,6 +1,6 @@
 import { parquetMetadata } from 'hyparquet';
 import { describe, expect, it } from 'vitest';
-import { buildCheckpoint, readCheckpoint } from '../../shared/bronze/checkpoint.ts';
+import { checkpointName, readCheckpoint } from '../../shared/bronze/checkpoint.ts';
 import {
   arrayOf,
   type BronzeType,
@@ -13,6 +13,7 @@ import {
 import { applyCommit, emptyLogState } from '../../shared/bronze/log-state.ts';
 import { type DataFile, ParquetSplitter } from '../../shared/bronze/parquet-file.ts';
 import { fromDeltaSchemaString, type TableSchema, toDeltaSchemaString } from '../../shared/bronze/schema.ts';
+import { writeCheckpoint } from '../../shared/bronze/snapshot.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import { memoryTable } from './bronze-table-io.ts';
 
@@ -125,6 +126,7 @@ describe('the Parquet data files, as Delta readers expect them', () => {
     const splitter = new ParquetSplitter({
       schema,
       manifestVersion: 1,
+      attempt: 'a',
       maxFileBytes: 1 << 30,
       onFile: async (f) => {
         file = f;
@@ -249,14 +251,9 @@ describe('timestamp_ntz and the protocol (PROTOCOL.md "Timestamp without timezon
     // A checkpoint keeps the features; `inlet table` reads the nested schema through it.
     const state = emptyLogState();
     for (const v of [0, 1, 2, 3]) applyCommit(state, v, t.delta.commits.get(v) ?? '');
-    const { bytes } = buildCheckpoint(state);
-    const read = await readCheckpoint(3, bytes);
+    await writeCheckpoint(t.delta, 3);
+    const read = await readCheckpoint(3, t.delta.logFiles.get(checkpointName(3)) ?? new Uint8Array());
     expect(read.protocol).toEqual(state.protocol);
-    t.delta.logFiles.set(
-      '_last_checkpoint',
-      new TextEncoder().encode(JSON.stringify({ version: 3, size: 1 })),
-    );
-    t.delta.logFiles.set('00000000000000000003.checkpoint.parquet', bytes);
     expect((await readBronzeTable('t', t.delta)).schema).toEqual(t.schema);
   });
 

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { NewColumnsError } from '../../shared/bronze/errors.ts';
 import { parsePipelineConfig } from '../../shared/config.ts';
+import { InletError } from '../../shared/errors.ts';
 import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
 import { silentLog } from '../../shared/log.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { MemoryMetrics } from '../../shared/metrics.ts';
+import type { RetryLater } from '../../shared/storage/batch-store.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './bronze-memory.ts';
 
 function setup(now: () => number = () => 0) {
@@ -63,5 +66,74 @@ describe('the sink Lambda handler', () => {
       getRemainingTimeInMillis: () => 900_000,
     });
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
+  });
+});
+
+describe('one table cannot stall another (F8)', () => {
+  /** Tables `a` and `b` on one queue; `a`'s Delta store fails every call with `failure`. */
+  function twoTables(failure: Error) {
+    const manifests = new Map<string, Manifest>();
+    const sources = new MemorySources();
+    for (const table of ['a', 'b']) {
+      sources.objects.set(`${table}/1.json`, '{"x":1}\n');
+      manifests.set(`${table}/1`, manifestOf(table, 1, [`${table}/1.json`]));
+    }
+    const deltas = { a: new MemoryDelta(), b: new MemoryDelta() };
+    const broken = new Proxy(deltas.a, {
+      get: () => async () => {
+        throw failure;
+      },
+    });
+    const later: RetryLater[] = [];
+    const handler = makeSinkHandler({
+      config: parsePipelineConfig({
+        tables: [
+          { name: 'a', prefix: 'a/', bronze: { format: 'json' } },
+          { name: 'b', prefix: 'b/', bronze: { format: 'json' } },
+        ],
+      }),
+      store: { getManifest: async (t, v) => manifests.get(`${t}/${v}`) },
+      sources,
+      deltaAt: (_bucket, prefix) => (prefix.startsWith('a/') ? broken : deltas.b),
+      cursors: new MemoryCursors(),
+      manifestBucket: 'mb',
+      log: silentLog,
+      now: () => 0,
+      random: () => 1,
+      nudger: { nudge: async () => {} },
+      metrics: new MemoryMetrics(),
+      retries: { retryLater: async (messages) => void later.push(...messages) },
+    });
+    // FIFO order within a batch: a's messages first, then b's (Lambda hands several groups at once).
+    const event = sinkEvent([
+      JSON.stringify({ table: 'a' }),
+      JSON.stringify({ table: 'a' }),
+      JSON.stringify({ table: 'b' }),
+    ]);
+    for (const [i, group] of ['a', 'a', 'b'].entries()) {
+      const record = event.Records[i];
+      if (record) record.attributes.MessageGroupId = group;
+    }
+    return { handler, deltas, later, event };
+  }
+
+  it("runs the batch's other tables and backs the failed table off by its receive count", async () => {
+    const t = twoTables(new InletError('S3 answered 503 after the SDK retries', { retryable: true }));
+    const response = await t.handler(t.event, { getRemainingTimeInMillis: () => 900_000 });
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
+    expect([...t.deltas.b.commits.keys()]).toEqual([0]);
+    // Receive 1: 5 s (jitter at its top), for the failed message and the one of its group skipped after it.
+    expect(t.later).toEqual([
+      { receiptHandle: 'r0', queueArn: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo', seconds: 5 },
+      { receiptHandle: 'r1', queueArn: 'arn:aws:sqs:us-east-1:000000000000:sink.fifo', seconds: 5 },
+    ]);
+  });
+
+  it('lets a table stopped for good (failOnNewColumns) reach the DLQ at the queue timeout, holding no other', async () => {
+    const t = twoTables(new NewColumnsError('a', 1, ['x']));
+    const response = await t.handler(t.event, { getRemainingTimeInMillis: () => 900_000 });
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
+    expect([...t.deltas.b.commits.keys()]).toEqual([0]);
+    expect(t.later).toEqual([]);
   });
 });

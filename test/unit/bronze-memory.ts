@@ -1,6 +1,12 @@
 import type { SQSEvent } from 'aws-lambda';
+import { parquetReadObjects } from 'hyparquet';
+import { bytesObject } from '../../shared/bronze/checkpoint.ts';
+import type { BronzeConfig } from '../../shared/bronze/config.ts';
+import { commitAtNextVersion } from '../../shared/bronze/delta-commit.ts';
+import { buildCommit } from '../../shared/bronze/delta-log.ts';
 import type {
   DeltaStore,
+  LogFileStream,
   RandomAccessObject,
   ReadIdentity,
   SinkCursor,
@@ -8,9 +14,14 @@ import type {
   SourceObjects,
   SourceRead,
 } from '../../shared/bronze/ports.ts';
+import type { TableSchema } from '../../shared/bronze/schema.ts';
+import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
+import { headSchema, loadHead } from '../../shared/bronze/table-head.ts';
+import { DEFAULT_PART_LIMITS, writePart } from '../../shared/bronze/write-version.ts';
 import type { Manifest } from '../../shared/manifest.ts';
 import { buildManifest } from '../../shared/manifest.ts';
 import type { ObjectRef } from '../../shared/model.ts';
+import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
 
 /**
  * Landing keys in memory, each write with its own ETag like S3's: the first write of a key has ETag `e`
@@ -92,7 +103,7 @@ export class MemoryDelta implements DeltaStore {
     this.dataWrites += 1;
     this.files.set(path, bytes);
   }
-  async putCommitIfAbsent(version: number, body: string) {
+  async putCommitIfAbsent(version: number, body: string): Promise<PutIfAbsentResult> {
     if (this.failNext === 'commit') {
       this.failNext = undefined;
       throw new Error('crash before the commit write');
@@ -105,8 +116,14 @@ export class MemoryDelta implements DeltaStore {
     this.commitReads += 1;
     return this.commits.get(version);
   }
-  async listCommits() {
-    return [...this.commits.keys()].sort((a, b) => a - b);
+  /** `ListObjectsV2` pages the log listing took (1,000 keys a page), to check it is never listed whole. */
+  listedKeys = 0;
+  async listCommits(after?: number) {
+    const versions = [...this.commits.keys()]
+      .sort((a, b) => a - b)
+      .filter((v) => after === undefined || v > after);
+    this.listedKeys += versions.length;
+    return versions;
   }
   async putLogFile(name: string, body: Uint8Array | string) {
     this.logFiles.set(name, typeof body === 'string' ? new TextEncoder().encode(body) : body);
@@ -114,12 +131,33 @@ export class MemoryDelta implements DeltaStore {
   async getLogFile(name: string) {
     return this.logFiles.get(name);
   }
+  async openLogFile(name: string) {
+    const bytes = this.logFiles.get(name);
+    return bytes && bytesObject(bytes);
+  }
+  streamLogFile(name: string): LogFileStream {
+    const chunks: Uint8Array[] = [];
+    return {
+      write: async (chunk) => void chunks.push(chunk),
+      close: async () => void this.logFiles.set(name, Buffer.concat(chunks)),
+      abort: async () => undefined,
+    };
+  }
 }
 
 export class MemoryCursors implements SinkCursorStore {
   readonly items = new Map<string, SinkCursor>();
   async get(table: string): Promise<SinkCursor> {
-    return this.items.get(table) ?? { table, deltaVersion: -1, rows: 0, rescued: 0 };
+    return (
+      this.items.get(table) ?? {
+        table,
+        manifestVersion: 0,
+        filesDone: 0,
+        deltaVersion: -1,
+        rows: 0,
+        rescued: 0,
+      }
+    );
   }
   async advance(from: SinkCursor, to: SinkCursor): Promise<boolean> {
     if ((this.items.get(from.table)?.deltaVersion ?? -1) !== from.deltaVersion) return false;
@@ -178,4 +216,90 @@ export function sinkEvent(bodies: readonly string[], ids: readonly string[] = []
       awsRegion: 'us-east-1',
     })),
   };
+}
+
+/**
+ * One manifest version as one Delta commit at the table's next version, the way the sink writes a version
+ * that fits one part. `schema` stands for a table that already has that schema: a first commit (version 0,
+ * the previous manifest version) sets it, so the version written is Delta version 1. Data files are named
+ * with the attempt id `attempt` (default `a`).
+ */
+export async function writeVersion(
+  deps: { readonly sources: SourceObjects; readonly delta: DeltaStore },
+  input: {
+    readonly table: string;
+    readonly location: string;
+    readonly config: BronzeConfig;
+    readonly manifest: Manifest;
+    readonly schema: TableSchema | undefined;
+    readonly rowGroupRows?: number;
+    readonly attempt?: string;
+  },
+) {
+  const { table, location, manifest } = input;
+  if (input.schema && (await deps.delta.listCommits()).length === 0) {
+    const seed = manifestOf(table, manifest.version - 1, []);
+    const body = buildCommit({
+      table,
+      location,
+      manifestVersion: seed.version,
+      batchIds: seed.batchIds,
+      sourceFiles: { from: 0, to: 0, of: 0 },
+      previous: undefined,
+      schema: input.schema,
+      schemaChanged: true,
+      files: [],
+      missingSources: [],
+      timestamp: 0,
+    });
+    await deps.delta.putCommitIfAbsent(0, body);
+  }
+  const head = await loadHead(deps.delta, table, Number.POSITIVE_INFINITY);
+  const prepared = await writePart(
+    { ...deps, now: () => 0 },
+    {
+      table,
+      location,
+      config: input.config,
+      manifest,
+      files: { from: 0, to: manifest.files.length },
+      head,
+      attempt: input.attempt ?? 'a',
+      limits: DEFAULT_PART_LIMITS,
+      finishBy: Number.POSITIVE_INFINITY,
+      rowGroupRows: input.rowGroupRows,
+    },
+  );
+  const outcome = await commitAtNextVersion({ delta: deps.delta }, head, table, prepared.body, {
+    manifestVersion: manifest.version - 1,
+    filesDone: 0,
+  });
+  if (outcome.kind !== 'committed') throw new Error(`the version was not committed: ${outcome.kind}`);
+  return {
+    deltaVersion: outcome.version,
+    schema: headSchema(head) ?? [],
+    rows: prepared.rows,
+    rescued: prepared.rescued,
+    files: prepared.dataFiles,
+    bytes: prepared.bytes,
+    missing: prepared.missing,
+  };
+}
+
+/**
+ * The rows of the table's live files at its latest version, as hyparquet reads them. Each file must be the
+ * one its `add` names: there, and `add.size` bytes long (a reader checks the footer against it).
+ */
+export async function liveRows(delta: MemoryDelta): Promise<Record<string, unknown>[]> {
+  const { state } = await loadSnapshot(delta);
+  const rows: Record<string, unknown>[] = [];
+  for (const add of state.adds.values()) {
+    const bytes = delta.files.get(add.path);
+    if (!bytes) throw new Error(`the log names ${add.path}, which was never written`);
+    if (bytes.byteLength !== add.size)
+      throw new Error(`${add.path} is ${bytes.byteLength} bytes, not the ${add.size} its add names`);
+    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    rows.push(...((await parquetReadObjects({ file })) as Record<string, unknown>[]));
+  }
+  return rows;
 }

@@ -3,8 +3,8 @@ import { parquetWriteBuffer } from 'hyparquet-writer';
 import { describe, expect, it } from 'vitest';
 import { bronzeConfigSchema } from '../../shared/bronze/config.ts';
 import type { TableSchema } from '../../shared/bronze/schema.ts';
-import { writeVersion } from '../../shared/bronze/write-version.ts';
-import { MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
+
+import { MemoryDelta, MemorySources, manifestOf, writeVersion } from './bronze-memory.ts';
 
 const config = bronzeConfigSchema.parse({ format: 'parquet' });
 

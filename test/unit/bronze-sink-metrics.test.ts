@@ -43,7 +43,13 @@ class Cleaner implements LandingCleaner {
 }
 
 function setup(
-  options: { bronze?: Record<string, unknown>; now?: () => number; log?: Log; cleaner?: LandingCleaner } = {},
+  options: {
+    bronze?: Record<string, unknown>;
+    now?: () => number;
+    log?: Log;
+    onManifestRead?: () => void;
+    cleaner?: LandingCleaner;
+  } = {},
 ) {
   const manifests = new Map<number, Manifest>();
   const sources = new MemorySources();
@@ -58,6 +64,7 @@ function setup(
     store: {
       getManifest: async (_t, v) => {
         manifestReads += 1;
+        options.onManifestRead?.();
         return manifests.get(v);
       },
     },
@@ -165,8 +172,14 @@ describe('the sink publishes what it did as metrics', () => {
   });
 
   it('reports the versions still behind the committed head when the time budget runs out', async () => {
+    // Each manifest read takes 40 s of the clock.
     let t = 0;
-    const { handler, metrics, commit } = setup({ now: () => (t += 40_000) });
+    const { handler, metrics, commit } = setup({
+      now: () => t,
+      onManifestRead: () => {
+        t += 40_000;
+      },
+    });
     for (const v of [1, 2, 3, 4]) commit(v, { [`in/${v}.json`]: '{"id":1}\n' });
 
     // 120 s left less the 60 s kept back: the clock passes the deadline after the first version.
@@ -180,7 +193,13 @@ describe('the sink publishes what it did as metrics', () => {
     let t = 0;
     const warnings: { message: string; extra?: Record<string, unknown> }[] = [];
     const log: Log = { ...silentLog, warn: (message, extra) => warnings.push({ message, extra }) };
-    const { handler, commit } = setup({ now: () => (t += 40_000), log });
+    const { handler, commit } = setup({
+      now: () => t,
+      onManifestRead: () => {
+        t += 40_000;
+      },
+      log,
+    });
     for (const v of [1, 2, 3, 4]) commit(v, { [`in/${v}.json`]: '{"id":1}\n' });
 
     await handler(sinkEvent([JSON.stringify({ table: 't' })]), { getRemainingTimeInMillis: () => 120_000 });

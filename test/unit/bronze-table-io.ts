@@ -2,8 +2,7 @@ import { parquetMetadata, parquetRead, parquetSchema } from 'hyparquet';
 import { type BronzeConfigInput, bronzeConfigSchema } from '../../shared/bronze/config.ts';
 import { parquetRecords } from '../../shared/bronze/parquet-records.ts';
 import type { TableSchema } from '../../shared/bronze/schema.ts';
-import { writeVersion } from '../../shared/bronze/write-version.ts';
-import { MemoryDelta, MemorySources, manifestOf } from './bronze-memory.ts';
+import { MemoryDelta, MemorySources, manifestOf, writeVersion } from './bronze-memory.ts';
 
 /** One bronze table in memory: write manifest versions of landing files, read back what they became. */
 export function memoryTable(config: BronzeConfigInput) {

@@ -1,15 +1,19 @@
 /**
  * The bronze sink's ports over the simulation's fakes, written as the adapters are
  * (shared/bronze/s3-delta-store.ts, s3-source-objects.ts, dynamodb-sink-cursor.ts, sink-queue.ts): the Delta table lives in the
- * same S3 bucket as the manifests, its log entries written with `If-None-Match: *` (412 and 409 both
- * "exists", as the adapter maps them); the cursor is a conditional put on the ledger table; every call goes
+ * same S3 bucket as the manifests, its log entries written with `If-None-Match: *` (412 "exists", 409
+ * "conflict", as the adapter maps them), a checkpoint read by ranges and written as one multipart upload
+ * (visible whole at its complete); the cursor is a conditional put on the ledger table; every call goes
  * through the SDK fault model on behalf of one worker, so it can be throttled, refused, or applied with its
  * answer lost, and the worker can crash between any two of them.
  */
+
 import { logKey } from '../../../shared/bronze/delta-log.ts';
+import { cursorFromItem, cursorItem } from '../../../shared/bronze/dynamodb-sink-cursor.ts';
 import { sameETag } from '../../../shared/bronze/landing-write.ts';
 import type {
   DeltaStore,
+  LogFileStream,
   RandomAccessObject,
   ReadIdentity,
   SinkCursor,
@@ -17,13 +21,12 @@ import type {
   SourceObjects,
   SourceRead,
 } from '../../../shared/bronze/ports.ts';
-import type { TableSchema } from '../../../shared/bronze/schema.ts';
 import type { SinkNudger } from '../../../shared/bronze/sink-queue.ts';
 import { classifyAwsError } from '../../../shared/errors.ts';
 import type { ObjectRef } from '../../../shared/model.ts';
 import type { PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
-import type { Worker } from '../scheduler.ts';
+import type { Scheduler, Worker } from '../scheduler.ts';
 import type { DynamoTable } from './dynamo.ts';
 import { etagOf } from './landing.ts';
 import type { Classify } from './ledger.ts';
@@ -50,9 +53,18 @@ interface Ctx {
  * an object's ETag is its content's (fakes/landing.ts).
  */
 export class SimSourceObjects implements SourceObjects {
-  constructor(private readonly ctx: Ctx & { readonly landing: S3Bucket }) {}
+  constructor(
+    private readonly ctx: Ctx & {
+      readonly landing: S3Bucket;
+      /** Milliseconds every landing read takes on top of the call's latency (a slow source, big files). */
+      readonly slowMs?: number;
+      readonly scheduler?: Scheduler;
+    },
+  ) {}
 
   private async get(ref: ObjectRef, identity: ReadIdentity): Promise<SourceRead<Uint8Array>> {
+    if (this.ctx.slowMs && this.ctx.scheduler)
+      await this.ctx.scheduler.sleep(this.ctx.worker, this.ctx.slowMs);
     try {
       const body = await this.ctx.aws.send(this.ctx.worker, 's3', `getObject landing/${ref.key}`, () => {
         const current = this.ctx.landing.get(ref.key);
@@ -139,7 +151,8 @@ export class SimDeltaStore implements DeltaStore {
       );
       return 'created';
     } catch (error) {
-      if (status(error) === 412 || status(error) === 409) return 'exists';
+      if (status(error) === 412) return 'exists';
+      if (status(error) === 409) return 'conflict';
       throw (this.ctx.classify ?? classifyAwsError)('write bronze commit', error);
     }
   }
@@ -148,11 +161,15 @@ export class SimDeltaStore implements DeltaStore {
     return this.read(this.key(logKey(deltaVersion)), 'read bronze commit');
   }
 
-  listCommits(): Promise<number[]> {
+  listCommits(after?: number): Promise<number[]> {
     const prefix = this.key('_delta_log/');
-    return this.call('list _delta_log', 'list bronze commits', () =>
+    // StartAfter: keys after it in UTF-8 order, which for these ASCII names is string order.
+    const startAfter = after === undefined ? '' : this.key(logKey(after));
+    return this.call(`list _delta_log after ${after ?? '-'}`, 'list bronze commits', () =>
       [...this.ctx.bucket.objects.keys()]
-        .filter((k) => k.startsWith(prefix) && /^\d{20}\.json$/.test(k.slice(prefix.length)))
+        .filter(
+          (k) => k > startAfter && k.startsWith(prefix) && /^\d{20}\.json$/.test(k.slice(prefix.length)),
+        )
         .map((k) => Number(k.slice(prefix.length, -'.json'.length)))
         .sort((a, b) => a - b),
     );
@@ -166,6 +183,38 @@ export class SimDeltaStore implements DeltaStore {
   async getLogFile(name: string): Promise<Uint8Array | undefined> {
     const body = await this.read(this.key(`_delta_log/${name}`), 'read bronze log file');
     return body === undefined ? undefined : fromBody(body);
+  }
+
+  /** A HeadObject for the size and ETag, then ranged GETs that fail (412) if the object changed since. */
+  async openLogFile(name: string): Promise<RandomAccessObject | undefined> {
+    const key = this.key(`_delta_log/${name}`);
+    const head = await this.read(key, 'read bronze log file');
+    if (head === undefined) return undefined;
+    const bytes = fromBody(head);
+    return {
+      byteLength: bytes.byteLength,
+      slice: (start, end = bytes.byteLength) =>
+        this.call(`getRange ${key}`, 'read bronze log file range', () => {
+          if (this.ctx.bucket.get(key) !== head) throw sdkError('PreconditionFailed', 412);
+          return bytes.slice(start, end).buffer as ArrayBuffer;
+        }),
+    };
+  }
+
+  /** A multipart upload: parts are sent as they fill, the object appears whole at the complete. */
+  streamLogFile(name: string): LogFileStream {
+    const key = this.key(`_delta_log/${name}`);
+    const parts: Uint8Array[] = [];
+    return {
+      write: async (chunk) => {
+        parts.push(chunk);
+      },
+      close: () =>
+        this.call(`completeUpload ${key}`, 'write bronze log file', () =>
+          this.ctx.bucket.put(key, toBody(Buffer.concat(parts))),
+        ),
+      abort: async () => undefined,
+    };
   }
 }
 
@@ -187,14 +236,7 @@ export class SimSinkCursors implements SinkCursorStore {
     const item = await this.call(`getSinkCursor ${table}`, 'read sink cursor', () =>
       this.ctx.db.get(sinkCursorKey(table)),
     );
-    if (!item) return { table, deltaVersion: -1, rows: 0, rescued: 0 };
-    return {
-      table,
-      deltaVersion: item.deltaVersion as number,
-      schema: item.schema ? (JSON.parse(item.schema as string) as TableSchema) : undefined,
-      rows: (item.rows as number | undefined) ?? 0,
-      rescued: (item.rescued as number | undefined) ?? 0,
-    };
+    return cursorFromItem(table, item);
   }
 
   async advance(from: SinkCursor, to: SinkCursor): Promise<boolean> {
@@ -207,15 +249,9 @@ export class SimSinkCursors implements SinkCursorStore {
           this.ctx.db.write(
             {
               key: sinkCursorKey(to.table),
-              // attribute_not_exists(pk) for the first, else deltaVersion = :from.
-              condition: (old) =>
-                from.deltaVersion < 0 ? old === undefined : old?.deltaVersion === from.deltaVersion,
-              write: () => ({
-                deltaVersion: to.deltaVersion,
-                schema: to.schema ? JSON.stringify(to.schema) : undefined,
-                rows: to.rows,
-                rescued: to.rescued,
-              }),
+              // attribute_not_exists(pk) OR deltaVersion = :from.
+              condition: (old) => old === undefined || old.deltaVersion === from.deltaVersion,
+              write: () => cursorItem(to),
             },
             this.ctx.worker.name,
           ),

@@ -1,0 +1,94 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InletError, isThrottle, UnknownOutcomeError } from '../errors.ts';
+import type { PutIfAbsentResult } from '../storage/batch-store.ts';
+import { comparePositions } from './delta-log.ts';
+import type { DeltaStore, SinkPosition } from './ports.ts';
+import { applyToHead, headPosition, type TableHead } from './table-head.ts';
+
+/**
+ * Puts of one version that settled nothing (409: a conditional write to the key in flight; SlowDown; an
+ * outcome the SDK could not tell with nothing there after) before the run gives up and is retried.
+ */
+const PUT_ATTEMPTS = 6;
+/** Foreign commits stepped over in one commit: far more than any maintenance job makes in seconds. */
+const MAX_FOREIGN = 1000;
+
+export type CommitOutcome =
+  /** Ours at `version`: the table is at the part's end. */
+  | { readonly kind: 'committed'; readonly version: number }
+  /** Another run of this sink moved the table first (a racing sink): re-plan from where it is now. */
+  | { readonly kind: 'superseded' }
+  /** Another writer changed the table's metaData or protocol: the part's schema may no longer hold. */
+  | { readonly kind: 'stale' };
+
+export interface CommitDeps {
+  readonly delta: DeltaStore;
+  readonly sleep?: (ms: number) => Promise<unknown>;
+  readonly random?: () => number;
+}
+
+/**
+ * Puts a prepared commit at the next free Delta version (PROTOCOL.md "Delta Log Entries": named using the
+ * next available version number), the optimistic loop every Delta writer runs, with idempotency on the
+ * `txn` (PROTOCOL.md "Transaction Identifiers") rather than on a fixed version:
+ * - created: ours.
+ * - 412 (or an outcome the SDK could not tell): read that version. The very bytes we sent: ours (an earlier
+ *   attempt's put was applied). Another commit of ours: a racing sink wrote the table's next part, so this
+ *   one is superseded (its data files stay orphans). Someone else's blind append, compaction or VACUUM log:
+ *   step over it and put at the next version. Someone else's metaData or protocol: `stale`.
+ * - 409 (another conditional write to the key in flight) or S3 SlowDown: wait and put again.
+ * `head` follows every version read or written, so the caller's view of the table stays current.
+ */
+export async function commitAtNextVersion(
+  deps: CommitDeps,
+  head: TableHead,
+  table: string,
+  body: string,
+  start: SinkPosition,
+): Promise<CommitOutcome> {
+  let unsettled = 0;
+  const again = async (version: number) => {
+    unsettled += 1;
+    if (unsettled >= PUT_ATTEMPTS)
+      throw new InletError(`bronze table ${table}: the commit of Delta version ${version} kept conflicting`, {
+        retryable: true,
+      });
+    // Full jitter, so two writers that collided do not collide again (as the manifest put does).
+    await (deps.sleep ?? sleep)((deps.random ?? Math.random)() * Math.min(2000, 50 * 2 ** unsettled));
+  };
+  for (let foreign = 0; foreign <= MAX_FOREIGN; ) {
+    const version = head.version + 1;
+    let put: PutIfAbsentResult | 'unknown';
+    try {
+      put = await deps.delta.putCommitIfAbsent(version, body);
+    } catch (error) {
+      if (error instanceof UnknownOutcomeError) put = 'unknown';
+      // SlowDown applied nothing (classified so only when no attempt may have): put again shortly.
+      else if (isThrottle(error)) put = 'conflict';
+      else throw error;
+    }
+    if (put === 'created') {
+      applyToHead(head, table, version, body);
+      return { kind: 'committed', version };
+    }
+    if (put === 'conflict') {
+      await again(version);
+      continue;
+    }
+    const found = await deps.delta.getCommit(version);
+    // Not there: the unknown put was not applied (the SDK's attempts are over); put again.
+    if (found === undefined) {
+      await again(version);
+      continue;
+    }
+    const summary = applyToHead(head, table, version, found);
+    if (found === body) return { kind: 'committed', version };
+    if (summary.ours || comparePositions(headPosition(head, table), start) !== 0)
+      return { kind: 'superseded' };
+    if (summary.metaData || summary.protocol) return { kind: 'stale' };
+    foreign += 1;
+  }
+  throw new InletError(`bronze table ${table}: more than ${MAX_FOREIGN} foreign commits while committing`, {
+    retryable: true,
+  });
+}
