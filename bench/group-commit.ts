@@ -9,7 +9,7 @@ import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
 import { DEFAULT_GROUP_LIMITS, type GroupLimits } from '../shared/usecases/commit-group.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { sealBatchDirectly } from '../test/support/seal.ts';
-import { type Benchmark, log, quick } from './support.ts';
+import { afterHop, type Benchmark, log, quick } from './support.ts';
 
 export interface GroupCommitResult {
   readonly batches: number;
@@ -26,7 +26,13 @@ export interface GroupCommitResult {
 
 const TABLE = 'backlog';
 
-async function drainBacklog(clients: AwsClients, batches: number, filesPerBatch: number, group: GroupLimits) {
+async function drainBacklog(
+  clients: AwsClients,
+  batches: number,
+  filesPerBatch: number,
+  group: GroupLimits,
+  lambdaInvokeMs: number,
+) {
   const h = await PipelineHarness.create(clients, {
     config: { tables: [{ name: TABLE, prefix: `${TABLE}/` }], leaseSeconds: 300 },
     visibilityTimeout: 300,
@@ -49,13 +55,10 @@ async function drainBacklog(clients: AwsClients, batches: number, filesPerBatch:
   ids.sort();
   for (let i = 0; i < ids.length; i += 100)
     await h.ports('Batcher').commitQueue.requestCommits(TABLE, ids.slice(i, i + 100), 'bench');
-  const handler = makeCommitterHandler({
-    ...h.ports('Committer'),
-    log: h.log,
-    metrics: h.metrics,
-    now: h.now,
-    group,
-  });
+  const handler = afterHop(
+    lambdaInvokeMs,
+    makeCommitterHandler({ ...h.ports('Committer'), log: h.log, metrics: h.metrics, now: h.now, group }),
+  );
 
   const started = performance.now();
   for (;;) {
@@ -77,13 +80,22 @@ const perSecond = (n: number, ms: number) => Math.round((n / ms) * 1000 * 10) / 
 
 export async function groupCommitBench(
   clients: AwsClients,
-  options: { readonly batches: number; readonly filesPerBatch: number },
+  options: {
+    readonly batches: number;
+    readonly filesPerBatch: number;
+    /** Each committer invocation's own latency (AWS-latency mode). @default 0 */
+    readonly lambdaInvokeMs?: number;
+  },
 ): Promise<GroupCommitResult> {
-  const grouped = await drainBacklog(clients, options.batches, options.filesPerBatch, DEFAULT_GROUP_LIMITS);
-  const single = await drainBacklog(clients, options.batches, options.filesPerBatch, {
-    ...DEFAULT_GROUP_LIMITS,
-    maxBatches: 1,
-  });
+  const { batches, filesPerBatch, lambdaInvokeMs = 0 } = options;
+  const grouped = await drainBacklog(clients, batches, filesPerBatch, DEFAULT_GROUP_LIMITS, lambdaInvokeMs);
+  const single = await drainBacklog(
+    clients,
+    batches,
+    filesPerBatch,
+    { ...DEFAULT_GROUP_LIMITS, maxBatches: 1 },
+    lambdaInvokeMs,
+  );
   return {
     batches: options.batches,
     filesPerBatch: options.filesPerBatch,
@@ -101,12 +113,16 @@ export async function groupCommitBench(
 /** `groupCommit`: 1,000 sealed batches of 10 files (50 with `--quick`, which must stay under 2 minutes in all). */
 export const groupCommit: Benchmark = {
   name: 'groupCommit',
-  async run({ target }) {
+  async run({ target, hops }) {
     log('group commit');
     const clients = createClients(target);
     try {
       return {
-        groupCommit: await groupCommitBench(clients, { batches: quick ? 50 : 1_000, filesPerBatch: 10 }),
+        groupCommit: await groupCommitBench(clients, {
+          batches: quick ? 50 : 1_000,
+          filesPerBatch: 10,
+          lambdaInvokeMs: hops?.lambdaInvokeMs ?? 0,
+        }),
       };
     } finally {
       destroyClients(clients);

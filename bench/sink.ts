@@ -3,20 +3,33 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
 import { createClients, destroyClients } from '../shared/aws/clients.ts';
+import { bronzeLocation } from '../shared/bronze/config.ts';
 import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
 import { S3DeltaStore } from '../shared/bronze/s3-delta-store.ts';
 import { S3SourceObjects } from '../shared/bronze/s3-source-objects.ts';
 import { silentLog } from '../shared/log.ts';
 import { SinkTable } from '../shared/usecases/sink.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
-import { type Benchmark, drain, log, quick, seconds, sendEvents } from './support.ts';
+import { type Benchmark, drain, log, prefixSize, quick, seconds, sendEvents } from './support.ts';
 
 /** Landing files of JSON Lines, ~100 bytes a row, a few rows rescued, across two committed versions. */
 const SINK_SIZE = quick ? { files: 8, rows: 5_000 } : { files: 20, rows: 25_000 };
 
+/** The sink's landing files and what it made of them, for its peer (bench/peers/delta-rs.ts). */
+export interface SinkFixture {
+  readonly bucket: string;
+  /** The keys of each committed version, in order. */
+  readonly versions: readonly (readonly string[])[];
+  readonly rows: number;
+  readonly landingBytes: number;
+  readonly seconds: number;
+  readonly bytesWritten: number;
+}
+export const SINK_LANDING = 'sinkLanding';
+
 export const sink: Benchmark = {
   name: 'sink',
-  async run({ target, observer }) {
+  async run({ target, observer, fixtures }) {
     log(`bronze sink: ${SINK_SIZE.files} files of ${SINK_SIZE.rows} rows`);
     const clients = createClients(target);
     try {
@@ -34,6 +47,7 @@ export const sink: Benchmark = {
       let bytes = 0;
       const limit = pLimit(4);
       const keys: string[] = [];
+      const versions: string[][] = [];
       // Two rounds: two manifest versions, so the timing covers a commit after a schema is known.
       for (const round of [0, 1]) {
         const batch = Array.from({ length: SINK_SIZE.files / 2 }, (_, i) => `lake/r${round}-${i}.json`);
@@ -49,6 +63,7 @@ export const sink: Benchmark = {
           ),
         );
         keys.push(...batch);
+        versions.push(batch);
         await sendEvents(observer, h.resources.ingestQueue.url, h.resources.landingBucket, batch);
         await drain(h, observer);
       }
@@ -71,6 +86,16 @@ export const sink: Benchmark = {
       const rows = outcome.cursor.rows;
       if (rows !== SINK_SIZE.files * SINK_SIZE.rows)
         throw new Error(`sink wrote ${rows} rows of ${keys.length} files`);
+      const location = bronzeLocation('lake', h.config.tables[0]?.bronze ?? {}, h.resources.manifestBucket);
+      const written = await prefixSize(observer, location.bucket, `${location.prefix}/`);
+      fixtures.set(SINK_LANDING, {
+        bucket: h.resources.landingBucket,
+        versions,
+        rows,
+        landingBytes: bytes,
+        seconds: seconds(ms),
+        bytesWritten: written.bytes,
+      } satisfies SinkFixture);
       return {
         sink: {
           files: keys.length,
@@ -80,6 +105,9 @@ export const sink: Benchmark = {
           seconds: seconds(ms),
           rowsPerSecond: Math.round(rows / (ms / 1000)),
           mbPerSecond: Math.round((bytes / 1e6 / (ms / 1000)) * 100) / 100,
+          // The Delta table as it stands: data files and log.
+          bytesWritten: written.bytes,
+          objectsWritten: written.objects,
         },
       };
     } finally {

@@ -1,5 +1,5 @@
 // What every benchmark shares: the sizes, the pipeline as deployed, sending events and draining queues.
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
@@ -28,6 +28,24 @@ export interface BenchContext {
   readonly results: Readonly<Record<string, unknown>>;
   /** Fixtures a benchmark leaves for a later one (e.g. a bucket with many objects), by name. */
   readonly fixtures: Map<string, unknown>;
+  /**
+   * AWS-latency mode (bench/aws-latency.ts): `target` and `endpoint` reach the emulator through a proxy that
+   * holds each request as long as AWS takes to answer it, and these are the hops the proxy cannot see, run
+   * in this process: a Lambda invocation and a Step Functions task. Absent: the emulator as it answers.
+   */
+  readonly hops?: { readonly lambdaInvokeMs: number; readonly stepFunctionsTaskMs: number };
+}
+
+/** `handler`, entered `ms` later (the invocation's own latency), or as is when `ms` is 0. */
+export function afterHop<A extends unknown[], R>(
+  ms: number,
+  handler: (...args: A) => Promise<R>,
+): (...args: A) => Promise<R> {
+  if (ms <= 0) return handler;
+  return async (...args: A) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return handler(...args);
+  };
 }
 
 export interface Benchmark {
@@ -76,7 +94,12 @@ export async function sendEvents(
  * invocations and the time spent inside the handlers (the protocol's own work, without the emulator's queue
  * polling, which costs far more in moto than in SQS).
  */
-export async function drain(h: PipelineHarness, observer: AwsClients, batchingWindowMs = 1_000) {
+export async function drain(
+  h: PipelineHarness,
+  observer: AwsClients,
+  batchingWindowMs = 1_000,
+  lambdaInvokeMs = 0,
+) {
   let invocations = 0;
   let handlerMs = 0;
   const timed =
@@ -90,8 +113,8 @@ export async function drain(h: PipelineHarness, observer: AwsClients, batchingWi
         handlerMs += performance.now() - started;
       }
     };
-  const batcher = timed(h.batcher());
-  const committer = timed(h.committer());
+  const batcher = afterHop(lambdaInvokeMs, timed(h.batcher()));
+  const committer = afterHop(lambdaInvokeMs, timed(h.committer()));
   const ledger = new DynamoDbLedger({ client: observer.dynamodb, tableName: h.resources.ledgerTable });
   const depth = async (url: string) => {
     const { visible, inFlight } = await queueDepth(observer.sqs, url);
@@ -144,4 +167,22 @@ export async function putObjects(
       }),
     ),
   );
+}
+
+/** Objects and bytes under `prefix` (a Delta table's data files and log, a pipeline's output). */
+export async function prefixSize(clients: AwsClients, bucket: string, prefix: string) {
+  let objects = 0;
+  let bytes = 0;
+  let token: string | undefined;
+  do {
+    const page = await clients.s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
+    for (const o of page.Contents ?? []) {
+      objects += 1;
+      bytes += o.Size ?? 0;
+    }
+    token = page.NextContinuationToken;
+  } while (token);
+  return { objects, bytes };
 }

@@ -31,6 +31,10 @@ const program = new Command('npm start --')
     wholeNumber(1, 900),
     LOCAL_TIMEOUT_SECONDS,
   )
+  .option(
+    '--aws-latency',
+    "hold each AWS call the functions, their event source mappings and Step Functions make for AWS's typical latency of its operation (local/aws-latencies.ts)",
+  )
   .option('--no-view', 'no live status line')
   .parse();
 const opts = program.opts<{
@@ -41,6 +45,7 @@ const opts = program.opts<{
   view: boolean;
   stackName?: string;
   timeoutSeconds: number;
+  awsLatency?: boolean;
 }>();
 
 // The rest is imported once the flags are known good: a typo or `--help` answers without loading the SDK,
@@ -60,6 +65,8 @@ const [
   { startLocalIamCheck },
   { describeDenials },
   { ensureLambdaRuntime },
+  { holdInFrontOf },
+  { latencyOf },
 ] = await Promise.all([
   import('../local/demo.ts'),
   import('../local/local-stack.ts'),
@@ -75,6 +82,8 @@ const [
   import('../local/iam/local-check.ts'),
   import('../local/iam/client.ts'),
   import('../local/lambda/install.ts'),
+  import('../local/latency-proxy.ts'),
+  import('../local/aws-latencies.ts'),
 ]);
 
 const say = (line: string) => process.stderr.write(`[inlet] ${line}\n`);
@@ -124,6 +133,11 @@ const iamCheck = await startLocalIamCheck({
 say(
   `IAM check: each function calls as its role through ${iamCheck.iam.endpoint} (.inlet/iam-decisions.jsonl)`,
 );
+// With AWS's latencies: a proxy in front of the IAM check holds every call that goes through the check (the
+// functions', their event source mappings', the state machine's) for its operation's latency on AWS.
+const held = opts.awsLatency ? await holdInFrontOf(iamCheck.iam, latencyOf) : undefined;
+if (held) say(`AWS latencies: every call through the IAM check is held first by ${held.proxy.endpoint}`);
+const access = held?.iam ?? iamCheck.iam;
 const runner = new LocalRunner({
   clients,
   stack,
@@ -132,7 +146,7 @@ const runner = new LocalRunner({
   endpoint: emulator.endpoint,
   region,
   logFile: pipelineLog,
-  iam: iamCheck.iam,
+  iam: access,
   heldMessagesFile: join(stateDir, 'held-messages.json'),
 });
 /** Requests AWS would have refused: each was answered AccessDenied here too. */
@@ -160,7 +174,7 @@ const executor = new StepFunctionsExecutor({
   // Its tasks invoke the functions' bundles as the runner's mappings do, each calling AWS as its role.
   invoker: runner.host,
   // The state machine's own calls (invoking the function, continuing as new) are authorized against its role.
-  iam: iamCheck.iam,
+  iam: access,
   log: fileLog(pipelineLog, 'local-step-functions'),
 });
 const executing = await executor.start().then(
@@ -223,6 +237,8 @@ if (opts.availableNow) {
     quarantined,
     ...(runner.bronze ? { bronze: await bronzeSummary(runner.bronze.cursors, runner.bronze.tables) } : {}),
     iamDenied,
+    // With --aws-latency: the requests held, by operation.
+    ...(held ? { requestsHeld: held.proxy.delayed().requests } : {}),
   };
   const ok = committed + quarantined === files && versionsOk.every(Boolean) && iamDenied === 0;
   if (!ok)
@@ -243,6 +259,7 @@ const shutdown = async () => {
   if (executing) await executor.stop();
   await runner.stop();
   sayDenials();
+  await held?.proxy.stop();
   await iamCheck.proxy.stop();
   say(`stopped. The emulator keeps the data at ${emulator.endpoint}; npx inlet down stops it`);
   process.exit(0);

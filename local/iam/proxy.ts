@@ -6,30 +6,16 @@
  * answers it. Requests signed with any other key (tests, the CLI) pass unchecked. The decisions are kept by
  * the check (./check.ts) for the calls-vs-grants analysis (./report.ts).
  */
-import {
-  Agent,
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type ServerResponse,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { forwarderTo, pipeResponse, signer, startProxyServer } from '../http-proxy.ts';
 import { type Credentials, type DecisionRecord, IamCheck, type Registration } from './check.ts';
-import { accessDenied, deniedMessage, serviceUnavailable } from './denied.ts';
+import { accessDenied, deniedMessage } from './denied.ts';
 import type { AuthzRequest } from './evaluator.ts';
 import { type MappedRequest, mapRequest, UnmappedRequestError } from './requests.ts';
 
-export { type Credentials, type DecisionRecord, IamCheck, type Registration };
+export { type Credentials, type DecisionRecord, IamCheck, type Registration, signer };
 
 export const CONTROL_PREFIX = '/__inlet-iam/';
-
-/** The access key id and service of a SigV4-signed request (`Credential=AKID/date/region/service/...`). */
-export function signer(
-  headers: IncomingMessage['headers'],
-): { accessKeyId: string; region: string; service: string } | undefined {
-  const m = /Credential=([^/]+)\/\d+\/([^/]+)\/([^/]+)\//.exec(headers.authorization ?? '');
-  return m?.[1] && m[2] && m[3] ? { accessKeyId: m[1], region: m[2], service: m[3] } : undefined;
-}
 
 export interface IamProxy {
   readonly endpoint: string;
@@ -47,32 +33,10 @@ export async function startIamProxy(options: {
   readonly port?: number;
 }): Promise<IamProxy> {
   const check = new IamCheck(options.decisionsFile);
-  const upstream = new URL(options.upstream);
-  const agent = new Agent({ keepAlive: true, maxSockets: 128 });
+  const upstream = forwarderTo(options.upstream);
+  const forward = upstream.forward;
+  const upstreamGet = upstream.get;
   let requestIds = 0;
-
-  const forward = (req: IncomingMessage, body: Buffer) =>
-    new Promise<IncomingMessage>((resolve, reject) => {
-      // The body is here whole: the client's `Expect: 100-continue` was answered by this server already.
-      const { expect: _, ...headers } = req.headers;
-      const out = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent },
-        resolve,
-      );
-      out.once('error', (error) => reject(new UpstreamError(options.upstream, error)));
-      out.end(body);
-    });
-
-  const upstreamGet = async (path: string): Promise<{ status: number; body: string }> => {
-    try {
-      const response = await fetch(new URL(path, upstream), {
-        headers: { authorization: 'AWS4-HMAC-SHA256 Credential=test/20200101/us-east-1/s3/aws4_request' },
-      });
-      return { status: response.status, body: await response.text() };
-    } catch (error) {
-      throw new UpstreamError(options.upstream, error);
-    }
-  };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     if (req.url?.startsWith(CONTROL_PREFIX)) return control(check, req, res, body);
@@ -148,68 +112,22 @@ export async function startIamProxy(options: {
     return pipe(response, res, 'allowed');
   };
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks)).catch((error: unknown) => {
-        const message = `IAM check proxy: ${error instanceof Error ? error.message : String(error)}`;
-        if (res.headersSent) return res.end();
-        // A function's SDK must see what AWS would send when a service fails, a 503 in its protocol, which
-        // it retries: a plain-text body failed to parse (SyntaxError), an error no caller retries.
-        const signed = signer(req.headers);
-        if (error instanceof UpstreamError && signed && !req.url?.startsWith(CONTROL_PREFIX)) {
-          const wire = {
-            method: req.method ?? 'GET',
-            json: Boolean(req.headers['x-amz-target']),
-            ...(req.headers['content-type'] ? { contentType: req.headers['content-type'] } : {}),
-          };
-          return send(res, serviceUnavailable(signed.service, wire, message, `inlet-iam-${++requestIds}`));
-        }
-        res.writeHead(502, { 'content-type': 'text/plain' });
-        res.end(message);
-      });
-    });
+  const server = await startProxyServer({
+    label: 'IAM check proxy',
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    handle,
+    onStop: () => upstream.destroy(),
   });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    check,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** The emulator behind the proxy did not answer (refused, reset, gone): the call never reached a service. */
-class UpstreamError extends Error {
-  constructor(upstream: string, cause: unknown) {
-    super(
-      `the emulator at ${upstream} did not answer: ${cause instanceof Error ? cause.message : String(cause)}`,
-      {
-        cause,
-      },
-    );
-    this.name = 'UpstreamError';
-  }
+  return { endpoint: server.endpoint, check, stop: server.stop };
 }
 
 function pipe(from: IncomingMessage, to: ServerResponse, mark: string): void {
-  to.writeHead(from.statusCode ?? 502, { ...from.headers, 'x-inlet-iam': mark });
-  from.pipe(to);
+  pipeResponse(from, to, { 'x-inlet-iam': mark });
 }
 
-function send(res: ServerResponse, answer: ReturnType<typeof accessDenied>): void {
-  res.writeHead(answer.status, {
-    ...answer.headers,
-    'x-inlet-iam': answer.status === 503 ? 'upstream' : 'denied',
-  });
-  res.end(answer.body);
+function send(res: ServerResponse, denied: ReturnType<typeof accessDenied>): void {
+  res.writeHead(denied.status, { ...denied.headers, 'x-inlet-iam': 'denied' });
+  res.end(denied.body);
 }
 
 /**

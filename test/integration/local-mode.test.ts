@@ -136,11 +136,32 @@ describe.skipIf(target.kind !== 'emulator')('local mode and the inlet CLI', () =
     const quarantined = JSON.parse(inlet(['--json', 'quarantine']).stdout);
     expect(quarantined.map((q: { reason: string }) => q.reason)).toContain('message body is not JSON');
 
-    // A file dropped with `inlet put` is ingested by the next run.
+    // A file dropped with `inlet put` is ingested by the next run; that run with AWS's latencies: each call a
+    // function's process makes is held by the latency proxy, then checked by the IAM check as its role.
     const file = join(stateDir, 'dropped.json');
     writeFileSync(file, '{"hello":"inlet"}\n');
     expect(inlet(['put', file, '--table', 'clicks']).status).toBe(0);
-    expect((await start(['--available-now'])).code).toBe(0);
+    const slow = await start(['--available-now', '--aws-latency']);
+    expect(slow.code, slow.stderr).toBe(0);
+    const slowSummary = JSON.parse(slow.stdout.trim().split('\n').pop() ?? '{}');
+    expect(slowSummary).toMatchObject({ committed: 1, iamDenied: 0 });
+    // The claim (PutItem) and the seal and commit (TransactWriteItems) are made only by the functions'
+    // processes; ReceiveMessage by the event source mappings'.
+    expect(slowSummary.requestsHeld).toMatchObject({
+      'dynamodb:PutItem': expect.any(Number),
+      'dynamodb:TransactWriteItems': expect.any(Number),
+      'sqs:ReceiveMessage': expect.any(Number),
+    });
+    const slowCallers = readFileSync(join(stateDir, 'iam-decisions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { caller: string; operation: string });
+    expect(slowCallers).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ caller: 'Batcher', operation: 'dynamodb:PutItem' }),
+        expect.objectContaining({ caller: 'Committer', operation: 'dynamodb:TransactWriteItems' }),
+      ]),
+    );
     const dropped = JSON.parse(inlet(['--json', 'files', 'clicks/dropped.json']).stdout);
     expect(dropped).toEqual([
       expect.objectContaining({
