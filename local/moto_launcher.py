@@ -99,16 +99,16 @@ _transact_write_items = _DynamoDBBackend.transact_write_items
 _item_lock = threading.RLock()
 
 
-def _serialized(method):  # type: ignore[no-untyped-def]
+def _under(lock, method):  # type: ignore[no-untyped-def]
     def locked(*args, **kwargs):  # type: ignore[no-untyped-def]
-        with _item_lock:
+        with lock:
             return method(*args, **kwargs)
 
     return locked
 
 
 for _name in ("put_item", "update_item", "delete_item", "get_item", "query", "scan"):
-    setattr(_DynamoDBBackend, _name, _serialized(getattr(_DynamoDBBackend, _name)))
+    setattr(_DynamoDBBackend, _name, _under(_item_lock, getattr(_DynamoDBBackend, _name)))
 
 
 class _NoTableCopy:
@@ -163,17 +163,8 @@ _DynamoDBBackend.transact_write_items = _transact_write_items_isolated  # type: 
 _s3_responses = importlib.import_module("moto.s3.responses")
 _object_write_lock = threading.RLock()
 
-
-def _object_write_serialized(method):  # type: ignore[no-untyped-def]
-    def locked(*args, **kwargs):  # type: ignore[no-untyped-def]
-        with _object_write_lock:
-            return method(*args, **kwargs)
-
-    return locked
-
-
 for _name in ("put_object", "copy_object", "delete_object", "_key_response_post"):
-    setattr(_s3_responses.S3Response, _name, _object_write_serialized(getattr(_s3_responses.S3Response, _name)))
+    setattr(_s3_responses.S3Response, _name, _under(_object_write_lock, getattr(_s3_responses.S3Response, _name)))
 
 
 # Request logs (werkzeug's, if it serves anything; waitress's queue-depth notices) are noise at INFO.
