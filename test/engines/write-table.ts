@@ -83,6 +83,8 @@ export async function writeShape(
       INLET_MANIFEST_BUCKET: manifestBucket,
       INLET_LEDGER_TABLE: ledgerTable,
       INLET_CONFIG: JSON.stringify(config),
+      // What the construct sets for the default 15-minute sink: 6x its timeout (infra/bronze.ts).
+      INLET_SINK_QUEUE_VISIBILITY_SECONDS: String(6 * 15 * 60),
     },
     { log: silentLog, metrics: new MemoryMetrics(), nudger: { nudge: async () => {} } },
   );
