@@ -3,10 +3,10 @@
 // as AWS takes to answer it (local/aws-latencies.ts), through a proxy in front of the same emulator
 // (local/latency-proxy.ts). The emulator's own time stays on top: these are upper bounds of AWS's times.
 
+import { createClients, destroyClients } from '../local/aws/clients.ts';
 import { AWS_LATENCIES, latencyOf } from '../local/aws-latencies.ts';
 import { startLatencyProxy } from '../local/latency-proxy.ts';
-import { createClients, destroyClients } from '../shared/aws/clients.ts';
-import { emulatorTarget } from '../shared/aws/target.ts';
+import { emulatorTarget } from '../shared/kernel/aws/target.ts';
 import { backfill } from './backfill.ts';
 import { groupCommit } from './group-commit.ts';
 import { HISTORY, type HistoryFixture, naivePickup } from './incremental.ts';

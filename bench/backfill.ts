@@ -2,17 +2,17 @@
 // partition at a time and in parallel; the same from an S3 Inventory report; and what a reconcile lists.
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
+import { type AwsClients, createClients, destroyClients } from '../local/aws/clients.ts';
 import { runStandalone } from '../local/step-functions/standalone.ts';
-import { type AwsClients, createClients, destroyClients } from '../shared/aws/clients.ts';
-import { S3InventoryReader } from '../shared/backfill/inventory.ts';
+import { S3InventoryReader } from '../shared/backfill/aws/s3-inventory-reader.ts';
+import { S3ObjectLister } from '../shared/backfill/aws/s3-lister.ts';
+import { SqsEnqueuer } from '../shared/backfill/aws/sqs-enqueuer.ts';
+import type { BackfillDeps } from '../shared/backfill/backfill.ts';
+import { makeBackfillHandler } from '../shared/backfill/backfill-handler.ts';
 import type { BackfillSummary } from '../shared/backfill/request.ts';
-import { S3ObjectLister } from '../shared/backfill/s3-lister.ts';
-import { SqsEnqueuer } from '../shared/backfill/sqs-enqueuer.ts';
-import { parsePipelineConfig } from '../shared/config.ts';
-import { makeBackfillHandler } from '../shared/handlers/backfill-handler.ts';
-import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
-import { MemoryMetrics } from '../shared/metrics.ts';
-import type { BackfillDeps } from '../shared/usecases/backfill.ts';
+import { DynamoDbLedger } from '../shared/ingestion/aws/dynamodb-ledger.ts';
+import { parsePipelineConfig } from '../shared/kernel/config.ts';
+import { MemoryMetrics } from '../shared/kernel/metrics.ts';
 import { writeInventoryReport } from '../test/support/inventory.ts';
 import { uniqueName } from '../test/support/names.ts';
 import { synthesizeBackfillDefinition } from './backfill-definition.ts';

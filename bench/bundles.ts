@@ -36,7 +36,7 @@ type ClientName = keyof typeof CLIENTS;
 
 /**
  * What each function's protocol steps call (docs/protocol.md): its SDK-only floor. The committer loads its
- * SQS client only when a commit fails for load (shared/aws/runtime.ts), so its floor has none.
+ * SQS client only when a commit fails for load (shared/runtime/pipeline.ts), so its floor has none.
  */
 const FUNCTIONS: Record<string, readonly ClientName[]> = {
   batcher: ['DynamoDBClient', 'S3Client', 'SQSClient'],

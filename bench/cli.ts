@@ -7,10 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AwsClients } from '../local/aws/clients.ts';
 import { bringUpLocalStack } from '../local/local-stack.ts';
 import { localConfigOf } from '../local/state.ts';
-import type { AwsClients } from '../shared/aws/clients.ts';
-import { projectRoot } from '../shared/project-root.ts';
+import { projectRoot } from '../shared/kernel/project-root.ts';
 
 export interface CliTimings {
   /** `npx inlet --help`, median wall time. */

@@ -1,5 +1,5 @@
 // Requests and dollars per file for a backlog drained at the deployed batching window.
-import { createClients, destroyClients } from '../shared/aws/clients.ts';
+import { createClients, destroyClients } from '../local/aws/clients.ts';
 import type { RequestCounter } from '../test/support/request-counter.ts';
 import { type Benchmark, drain, log, pipeline, SIZES, seconds, sendEvents } from './support.ts';
 

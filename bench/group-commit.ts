@@ -3,10 +3,10 @@
 // directly through the ledger and the staged lists (what the batcher leaves), then every batch's commit
 // request is queued as the batcher sends it, and the commit queue is drained until no batch waits.
 import pLimit from 'p-limit';
+import { type AwsClients, createClients, destroyClients } from '../local/aws/clients.ts';
 import { pollOnce } from '../local/poller.ts';
-import { type AwsClients, createClients, destroyClients } from '../shared/aws/clients.ts';
-import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
-import { DEFAULT_GROUP_LIMITS, type GroupLimits } from '../shared/usecases/commit-group.ts';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits } from '../shared/ingestion/commit-group.ts';
+import { makeCommitterHandler } from '../shared/ingestion/committer-handler.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { sealBatchDirectly } from '../test/support/seal.ts';
 import { afterHop, type Benchmark, log, quick } from './support.ts';

@@ -3,7 +3,7 @@
 // grows with the bucket; Inlet takes the new files' events and should not.
 import { BatchWriteItemCommand, CreateTableCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { type AwsClients, createClients } from '../shared/aws/clients.ts';
+import { type AwsClients, createClients } from '../local/aws/clients.ts';
 import type { PipelineHarness } from '../test/support/harness.ts';
 import { uniqueName } from '../test/support/names.ts';
 import {

@@ -1,5 +1,5 @@
 // Event to manifest, per file, at a steady arrival rate.
-import { createClients, destroyClients } from '../shared/aws/clients.ts';
+import { createClients, destroyClients } from '../local/aws/clients.ts';
 import { type Benchmark, drain, log, percentile, pipeline, quick, sendEvents } from './support.ts';
 
 /**

@@ -5,10 +5,10 @@
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { createClients, destroyClients } from '../local/aws/clients.ts';
 import { startEmulator } from '../local/emulator.ts';
 import { projectRoot } from '../local/paths.ts';
-import { createClients, destroyClients } from '../shared/aws/clients.ts';
-import { emulatorTarget } from '../shared/aws/target.ts';
+import { emulatorTarget } from '../shared/kernel/aws/target.ts';
 import { awsLatency } from './aws-latency.ts';
 import { backfill } from './backfill.ts';
 import { bundles } from './bundles.ts';

@@ -2,13 +2,13 @@
 // bundle's size and cold import are in `bundles.sink` (bench/bundles.ts), with the other functions'.
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import pLimit from 'p-limit';
-import { createClients, destroyClients } from '../shared/aws/clients.ts';
+import { createClients, destroyClients } from '../local/aws/clients.ts';
+import { DynamoDbSinkCursorStore } from '../shared/bronze/aws/dynamodb-sink-cursor.ts';
+import { S3DeltaStore } from '../shared/bronze/aws/s3-delta-store.ts';
+import { S3SourceObjects } from '../shared/bronze/aws/s3-source-objects.ts';
 import { bronzeLocation } from '../shared/bronze/config.ts';
-import { DynamoDbSinkCursorStore } from '../shared/bronze/dynamodb-sink-cursor.ts';
-import { S3DeltaStore } from '../shared/bronze/s3-delta-store.ts';
-import { S3SourceObjects } from '../shared/bronze/s3-source-objects.ts';
-import { silentLog } from '../shared/log.ts';
-import { SinkTable } from '../shared/usecases/sink.ts';
+import { SinkTable } from '../shared/bronze/sink.ts';
+import { silentLog } from '../shared/kernel/log.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { type Benchmark, drain, log, prefixSize, quick, seconds, sendEvents } from './support.ts';
 

@@ -3,12 +3,12 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
+import type { AwsClients } from '../local/aws/clients.ts';
+import { queueDepth } from '../local/aws/queue-depth.ts';
 import { pollOnce } from '../local/poller.ts';
-import type { AwsClients } from '../shared/aws/clients.ts';
-import { queueDepth } from '../shared/aws/queues.ts';
-import type { AwsTarget } from '../shared/aws/target.ts';
-import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
-import { commitsInFlight } from '../shared/usecases/sweep.ts';
+import { DynamoDbLedger } from '../shared/ingestion/aws/dynamodb-ledger.ts';
+import { commitsInFlight } from '../shared/ingestion/sweep.ts';
+import type { AwsTarget } from '../shared/kernel/aws/target.ts';
 import { s3Notification } from '../test/support/events.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 

@@ -1,14 +1,14 @@
 import { createRequire } from 'node:module';
-import { trackAttempts } from '../shared/aws/attempts.ts';
-import type { AwsClients } from '../shared/aws/clients.ts';
-import { type AwsTarget, clientConfig } from '../shared/aws/target.ts';
+import type { AwsClients } from '../local/aws/clients.ts';
+import { trackAttempts } from '../shared/kernel/aws/attempts.ts';
+import { type AwsTarget, clientConfig } from '../shared/kernel/aws/target.ts';
 
 // The SDK packages are CommonJS (no `exports` map: an ESM import resolves to the same dist-cjs module), so a
 // synchronous require on first use loads the very module a static import would.
 const require = createRequire(import.meta.url);
 
 /**
- * The same clients as shared/aws/clients.ts `createClients`, each built (and its SDK package loaded) on first
+ * The same clients as local/aws/clients.ts `createClients`, each built (and its SDK package loaded) on first
  * use: `inlet status` needs three of the seven, and loading the others cost a third of its time.
  */
 export function lazyClients(target: AwsTarget): { clients: AwsClients; destroy(): void } {

@@ -1,11 +1,11 @@
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import type { AwsClients } from '../local/aws/clients.ts';
 import type { HostedFunction } from '../local/lambda/host.ts';
 import { readLocalConfig } from '../local/state.ts';
-import type { AwsClients } from '../shared/aws/clients.ts';
-import { type AwsTarget, emulatorTarget, targetFromEnv } from '../shared/aws/target.ts';
-import { DynamoDbLedger } from '../shared/ledger/dynamodb-ledger.ts';
-import { OUTPUTS } from '../shared/names.ts';
-import { S3BatchStore } from '../shared/storage/s3-batch-store.ts';
+import { DynamoDbLedger } from '../shared/ingestion/aws/dynamodb-ledger.ts';
+import { S3BatchStore } from '../shared/ingestion/aws/s3-batch-store.ts';
+import { type AwsTarget, emulatorTarget, targetFromEnv } from '../shared/kernel/aws/target.ts';
+import { OUTPUTS } from '../shared/kernel/names.ts';
 import { lazyClients } from './clients.ts';
 import { CliError } from './errors.ts';
 

@@ -1,6 +1,7 @@
 // Backfill, reprocess and reconcile steps, called by the backfill state machine (infra/backfill.ts).
-import { backfillFromEnv } from '../shared/aws/runtime.ts';
-import { makeBackfillHandler } from '../shared/handlers/backfill-handler.ts';
-import { SERVICE } from '../shared/names.ts';
+
+import { makeBackfillHandler } from '../shared/backfill/backfill-handler.ts';
+import { SERVICE } from '../shared/kernel/names.ts';
+import { backfillFromEnv } from '../shared/runtime/pipeline.ts';
 
 export const handler = makeBackfillHandler(backfillFromEnv(SERVICE.backfill));

@@ -1,7 +1,8 @@
 // Batching Lambda: S3 events from the ingestion queue -> claims -> sealed batch -> commit request.
-import { batcherRuntimeFromEnv } from '../shared/aws/runtime.ts';
-import { makeBatcherHandler } from '../shared/handlers/batcher-handler.ts';
-import { SERVICE } from '../shared/names.ts';
+
+import { makeBatcherHandler } from '../shared/ingestion/batcher-handler.ts';
+import { SERVICE } from '../shared/kernel/names.ts';
+import { batcherRuntimeFromEnv } from '../shared/runtime/pipeline.ts';
 
 const runtime = batcherRuntimeFromEnv(SERVICE.batcher);
 

@@ -1,8 +1,9 @@
 // Commit Lambda: one table at a time from the FIFO commit queue -> the next manifest version.
-import { committerRuntimeFromEnv } from '../shared/aws/runtime.ts';
-import { makeCommitterHandler } from '../shared/handlers/committer-handler.ts';
-import { SERVICE } from '../shared/names.ts';
-import { groupLimitsFromEnv } from '../shared/usecases/commit-group.ts';
+
+import { groupLimitsFromEnv } from '../shared/ingestion/commit-group.ts';
+import { makeCommitterHandler } from '../shared/ingestion/committer-handler.ts';
+import { SERVICE } from '../shared/kernel/names.ts';
+import { committerRuntimeFromEnv } from '../shared/runtime/pipeline.ts';
 
 const runtime = committerRuntimeFromEnv(SERVICE.committer);
 

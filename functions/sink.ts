@@ -1,6 +1,7 @@
 // Bronze sink Lambda: committed manifest versions of a table -> Delta Lake commits (docs/bronze.md).
-import { sinkRuntimeFromEnv } from '../shared/bronze/runtime.ts';
-import { makeSinkHandler } from '../shared/handlers/sink-handler.ts';
+
+import { makeSinkHandler } from '../shared/bronze/sink-handler.ts';
+import { sinkRuntimeFromEnv } from '../shared/runtime/sink.ts';
 
 const runtime = sinkRuntimeFromEnv();
 

@@ -19,8 +19,8 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { CallAwsService, LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { DEFAULTS } from '../shared/defaults.ts';
-import { BACKFILL_STATES, RETRYABLE_ERRORS } from '../shared/names.ts';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
+import { BACKFILL_STATES, RETRYABLE_ERRORS } from '../shared/kernel/names.ts';
 import type { ReconcileProps } from './props.ts';
 
 export interface BackfillWorkflowProps {
@@ -30,7 +30,7 @@ export interface BackfillWorkflowProps {
   readonly reconcile?: ReconcileProps & { readonly tables: readonly string[] };
 }
 
-/** State names: defined in shared/names.ts (the CLI finds the progress in a history by them). */
+/** State names: defined in shared/kernel/names.ts (the CLI finds the progress in a history by them). */
 export { BACKFILL_STATES };
 
 /**

@@ -20,13 +20,18 @@ import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
-import { sinkCursorKey } from '../shared/bronze/dynamodb-sink-cursor.ts';
-import type { PipelineConfig, TableConfig } from '../shared/config.ts';
-import { batchKey, fileKey, tableKey } from '../shared/ledger/keys.ts';
-import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
-import { projectRoot } from '../shared/project-root.ts';
-import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/storage/eventbridge-publisher.ts';
-import { mayShareKeys, routedKeys } from '../shared/table-overlap.ts';
+import { batchKey, fileKey, sinkCursorKey, tableKey } from '../shared/ingestion/ledger-keys.ts';
+import { mayShareKeys, routedKeys } from '../shared/ingestion/table-overlap.ts';
+import type { PipelineConfig, TableConfig } from '../shared/kernel/config.ts';
+import {
+  BATCH_COMMITTED,
+  EVENT_SOURCE,
+  METRIC,
+  METRICS_NAMESPACE,
+  type MetricName,
+  SERVICE,
+} from '../shared/kernel/names.ts';
+import { projectRoot } from '../shared/kernel/project-root.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
@@ -329,7 +334,7 @@ export class BronzeSink extends Construct {
   }
 }
 
-/** The other live tables that can route `table`'s files (shared/table-overlap.ts, as the config checks). */
+/** The other live tables that can route `table`'s files (shared/ingestion/table-overlap.ts, as the config checks). */
 function tablesSharing(table: TableConfig, config: PipelineConfig): string[] {
   return config.tables
     .filter((other) => other !== table && other.live && mayShareKeys(routedKeys(table), routedKeys(other)))

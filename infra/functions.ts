@@ -8,11 +8,11 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
-import type { PipelineConfig } from '../shared/config.ts';
-import { DEFAULTS } from '../shared/defaults.ts';
-import { SEALED_INDEX } from '../shared/ledger/keys.ts';
-import { METRICS_NAMESPACE, SERVICE } from '../shared/names.ts';
-import { projectRoot } from '../shared/project-root.ts';
+import { SEALED_INDEX } from '../shared/ingestion/ledger-keys.ts';
+import type { PipelineConfig } from '../shared/kernel/config.ts';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
+import { METRICS_NAMESPACE, SERVICE } from '../shared/kernel/names.ts';
+import { projectRoot } from '../shared/kernel/project-root.ts';
 import { checkEnvironmentSize } from './environment-size.ts';
 import type { StatefulResources } from './stateful.ts';
 

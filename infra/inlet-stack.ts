@@ -1,7 +1,7 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { OUTPUTS } from '../shared/names.ts';
+import { OUTPUTS } from '../shared/kernel/names.ts';
 import { IngestionPipeline } from './ingestion-pipeline.ts';
 import type { IngestionPipelineProps, InletTableProps } from './props.ts';
 
@@ -14,7 +14,7 @@ export interface InletStackProps extends StackProps {
   readonly pipeline?: Omit<IngestionPipelineProps, 'tables' | 'landingBucket' | 'landingBucketVersioned'>;
 }
 
-/** Stack output names: defined in shared/names.ts so the CLI reads them without loading CDK. */
+/** Stack output names: defined in shared/kernel/names.ts so the CLI reads them without loading CDK. */
 export { OUTPUTS };
 
 export class InletStack extends Stack {

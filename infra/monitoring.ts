@@ -14,7 +14,7 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/names.ts';
+import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/kernel/names.ts';
 import type { BronzeSink } from './bronze.ts';
 import type { PipelineFunctions } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';

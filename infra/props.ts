@@ -5,8 +5,8 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { KeyTimeInput } from '../shared/backfill/key-time.ts';
 import type { BronzeConfigInput } from '../shared/bronze/config.ts';
-import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/config.ts';
-import { DEFAULTS } from '../shared/defaults.ts';
+import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/kernel/config.ts';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
 
 export type EventMode = 's3-notifications' | 'eventbridge';
 
@@ -238,7 +238,7 @@ export function notificationPrefixes(tables: readonly { readonly prefix?: string
   return prefixes.filter((p, i) => !prefixes.slice(0, i).some((q) => p.startsWith(q)));
 }
 
-/** Key prefixes Inlet writes into the manifest bucket (shared/manifest.ts), a bronze table's default root too. */
+/** Key prefixes Inlet writes into the manifest bucket (shared/ingestion/manifest.ts), a bronze table's default root too. */
 function writtenPrefixes(table: InletTableProps): string[] {
   const bronze = table.bronze && !table.bronze.location ? [`${table.name}/_bronze/`] : [];
   return ['_staging/', `${table.name}/_manifests/`, ...bronze];

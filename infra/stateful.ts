@@ -3,7 +3,7 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { SEALED_INDEX } from '../shared/ledger/keys.ts';
+import { SEALED_INDEX } from '../shared/ingestion/ledger-keys.ts';
 
 export interface StatefulResourcesProps {
   readonly landingBucket?: IBucket;

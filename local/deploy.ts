@@ -10,7 +10,7 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import type { AwsClients } from '../shared/aws/clients.ts';
+import type { AwsClients } from './aws/clients.ts';
 import type { CfnTemplate, SynthesizedStack } from './synth.ts';
 
 const ACCOUNT = '123456789012';

@@ -1,7 +1,7 @@
 import { DescribeStackResourcesCommand, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import type { AwsClients } from '../shared/aws/clients.ts';
-import { OUTPUTS } from '../shared/names.ts';
+import { OUTPUTS } from '../shared/kernel/names.ts';
+import type { AwsClients } from './aws/clients.ts';
 import { deployToEmulator } from './deploy.ts';
 import { bindDeployed } from './iam/bind.ts';
 import { type BoundStack, roleOwner } from './iam/policies.ts';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { projectRoot } from '../shared/project-root.ts';
+import { projectRoot } from '../shared/kernel/project-root.ts';
 
 export { projectRoot };
 

@@ -1,5 +1,5 @@
 import { paginateListStackResources } from '@aws-sdk/client-cloudformation';
-import type { AwsClients } from '../shared/aws/clients.ts';
+import type { AwsClients } from './aws/clients.ts';
 
 /** One resource of a stack deployed to the emulator, as CloudFormation lists it. */
 export interface StackResource {

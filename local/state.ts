@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OUTPUTS } from '../shared/names.ts';
+import { OUTPUTS } from '../shared/kernel/names.ts';
 import { emulatorAnswers, startEmulator } from './emulator.ts';
 import type { HostedFunction } from './lambda/host.ts';
 import { projectRoot } from './paths.ts';

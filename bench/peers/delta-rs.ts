@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { projectRoot, venvPython } from '../../local/paths.ts';
-import { DEFAULT_EMULATOR_REGION } from '../../shared/aws/target.ts';
+import { DEFAULT_EMULATOR_REGION } from '../../shared/kernel/aws/target.ts';
 import { uniqueName } from '../../test/support/names.ts';
 import { SINK_LANDING, type SinkFixture } from '../sink.ts';
 import { type BenchContext, log, prefixSize } from '../support.ts';

@@ -6,9 +6,9 @@ import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dyn
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
-import { type AwsClients, createClients, destroyClients } from '../../shared/aws/clients.ts';
-import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
-import { commitsInFlight } from '../../shared/usecases/sweep.ts';
+import { type AwsClients, createClients, destroyClients } from '../../local/aws/clients.ts';
+import { DynamoDbLedger } from '../../shared/ingestion/aws/dynamodb-ledger.ts';
+import { commitsInFlight } from '../../shared/ingestion/sweep.ts';
 import { s3Notification } from '../../test/support/events.ts';
 import { uniqueName } from '../../test/support/names.ts';
 import { countRequests, RequestCounter } from '../../test/support/request-counter.ts';

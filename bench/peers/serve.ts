@@ -1,9 +1,9 @@
 // Lambda's SQS event source mappings for the peers' pipelines, served side by side in one loop.
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { AwsClients } from '../../local/aws/clients.ts';
+import { queueDepth } from '../../local/aws/queue-depth.ts';
 import { pollOnce } from '../../local/poller.ts';
-import type { AwsClients } from '../../shared/aws/clients.ts';
-import { queueDepth } from '../../shared/aws/queues.ts';
 
 /** One event source mapping: its queue, its settings, the function it invokes, the client it polls with. */
 export interface Source {

@@ -5,7 +5,7 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
-import { BACKFILL_STATES } from '../../shared/names.ts';
+import { BACKFILL_STATES } from '../../shared/kernel/names.ts';
 import { CliError } from '../errors.ts';
 import type { CliTarget } from '../target.ts';
 import { type Backfills, lastSegment, parseCause, type RunView, resumeHint } from './run-view.ts';

@@ -1,4 +1,4 @@
-import { parseIdentity } from '../../shared/routing.ts';
+import { parseIdentity } from '../../shared/ingestion/routing.ts';
 import { output } from '../format.ts';
 import type { CliTarget } from '../target.ts';
 

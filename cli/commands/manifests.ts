@@ -1,4 +1,4 @@
-import { manifestKey } from '../../shared/manifest.ts';
+import { manifestKey } from '../../shared/ingestion/manifest.ts';
 import { formatBytes, formatTime, output } from '../format.ts';
 import { type CliTarget, requireTable } from '../target.ts';
 

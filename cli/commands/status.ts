@@ -1,6 +1,6 @@
+import { queueDepth } from '../../local/aws/queue-depth.ts';
 import { tableSummaries } from '../../local/summary.ts';
-import { queueDepth } from '../../shared/aws/queues.ts';
-import { clientConfig } from '../../shared/aws/target.ts';
+import { clientConfig } from '../../shared/kernel/aws/target.ts';
 import { formatBytes, formatTime } from '../format.ts';
 import type { CliTarget } from '../target.ts';
 

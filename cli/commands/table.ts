@@ -1,5 +1,5 @@
+import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
 import { typeText } from '../../shared/bronze/delta-types.ts';
-import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
 import { allColumns } from '../../shared/bronze/schema.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import { CliError } from '../errors.ts';

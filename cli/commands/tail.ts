@@ -1,4 +1,4 @@
-import { tailVersions } from '../../shared/usecases/sink-tail.ts';
+import { tailVersions } from '../../shared/ingestion/manifest-tail.ts';
 import { type CliTarget, requireTable } from '../target.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { MemoryMetrics } from '../../shared/metrics.ts';
+import type { MemoryMetrics } from '../../shared/kernel/metrics.ts';
 
 interface EmfDirective {
   readonly Metrics?: ReadonlyArray<{ readonly Name?: string; readonly Unit?: string }>;

@@ -3,7 +3,7 @@ import {
   type GetFunctionConfigurationCommandOutput,
   type LambdaClient,
 } from '@aws-sdk/client-lambda';
-import { MemoryMetrics } from '../../shared/metrics.ts';
+import { MemoryMetrics } from '../../shared/kernel/metrics.ts';
 import type { LambdaInvokeResult, LambdaInvoker } from '../lambda-invoker.ts';
 import type { AccessPolicy } from './access.ts';
 import { recordEmf } from './emf.ts';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { DescribeStateMachineCommand, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import type { AwsClients } from '../../shared/aws/clients.ts';
-import { type Log, silentLog } from '../../shared/log.ts';
+import { type Log, silentLog } from '../../shared/kernel/log.ts';
+import type { AwsClients } from '../aws/clients.ts';
 import type { IamAccess } from '../iam/client.ts';
 import type { LambdaInvoker } from '../lambda-invoker.ts';
 import { stackResources } from '../stack-resources.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { pipeline } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { UnknownOutcomeError } from '../errors.ts';
+import { UnknownOutcomeError } from '../kernel/errors.ts';
 import { InventoryReportError } from './inventory-report.ts';
 
 /** A row longer than this is not an inventory row (a key is at most 1,024 bytes): the file is refused. */

@@ -1,10 +1,10 @@
 // What an S3 Inventory report is (https://docs.aws.amazon.com/AmazonS3/latest/userguide/storage-inventory-location.html):
 // manifest.json (its columns, its data files), manifest.checksum (the MD5 of manifest.json), and gzip CSV data
-// files, one object version per line. Reading them from S3 is the adapter's (inventory.ts); what they must
+// files, one object version per line. Reading them from S3 is the adapter's (aws/s3-inventory-reader.ts); what they must
 // hold, and what a row means, is here.
 import { createHash } from 'node:crypto';
-import { InletError } from '../errors.ts';
-import * as z from '../zod.ts';
+import { InletError } from '../kernel/errors.ts';
+import * as z from '../kernel/zod.ts';
 import type { ListedObject } from './ports.ts';
 
 /**

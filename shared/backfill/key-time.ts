@@ -1,4 +1,4 @@
-import * as z from '../zod.ts';
+import * as z from '../kernel/zod.ts';
 
 /** Tokens a key time pattern may use, coarsest first; UTC. */
 const TOKENS = ['YYYY', 'MM', 'DD', 'HH'] as const;

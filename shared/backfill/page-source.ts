@@ -1,6 +1,6 @@
 // Where a partition's pages come from, and how its cursor moves: a bucket listing (ListObjectsV2, or
 // ListObjectVersions for allowOverwrites tables) over a key range, or the rows of an S3 Inventory report's
-// data files. The step (shared/usecases/backfill.ts) reads pages the same way from either.
+// data files. The step (shared/backfill/backfill.ts) reads pages the same way from either.
 
 import { advanceInventory, inventoryEnded, reportOf } from './inventory-source.ts';
 import {

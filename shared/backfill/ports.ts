@@ -1,6 +1,6 @@
-// The backfill's ports: what its use case (shared/usecases/backfill.ts) needs from S3 listings, S3 Inventory
-// reports and the ingest queue. Adapters: s3-lister.ts, inventory.ts, sqs-enqueuer.ts; test doubles in test/unit.
-import type { ObjectRef } from '../model.ts';
+// The backfill's ports: what its use case (shared/backfill/backfill.ts) needs from S3 listings, S3 Inventory
+// reports and the ingest queue. Adapters: aws/s3-lister.ts, aws/s3-inventory-reader.ts, aws/sqs-enqueuer.ts; test doubles in test/unit.
+import type { ObjectRef } from '../ingestion/model.ts';
 import type { InventoryManifest } from './inventory-report.ts';
 
 export interface ListedObject {

@@ -1,8 +1,8 @@
 import picomatch from 'picomatch';
-import type { PipelineConfig, TableConfig } from '../config.ts';
-import { InletError } from '../errors.ts';
-import * as z from '../zod.ts';
-import { issueLines } from '../zod.ts';
+import type { PipelineConfig, TableConfig } from '../kernel/config.ts';
+import { InletError } from '../kernel/errors.ts';
+import * as z from '../kernel/zod.ts';
+import { issueLines } from '../kernel/zod.ts';
 import { prefixesInWindow } from './key-time.ts';
 import { type Partition, partitionSchema } from './partitions.ts';
 

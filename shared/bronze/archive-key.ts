@@ -1,4 +1,4 @@
-import type { ObjectRef } from '../model.ts';
+import type { ObjectRef } from '../ingestion/model.ts';
 import { bareETag, versionOf } from './landing-write.ts';
 import type { ArchiveTarget } from './ports.ts';
 

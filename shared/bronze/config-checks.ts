@@ -9,8 +9,9 @@
  * the names in the configuration (a name no one could write before the stack created it). So the functions
  * at start-up never refuse what synth accepted.
  */
-import type { TableConfig } from '../config.ts';
-import { type KeyPattern, mayShareKeys, routedKeys } from '../table-overlap.ts';
+
+import { type KeyPattern, mayShareKeys, routedKeys } from '../ingestion/table-overlap.ts';
+import type { TableConfig } from '../kernel/config.ts';
 import { archivePrefix } from './archive-key.ts';
 import { bronzeLocation, type CleanSourceConfig, parseS3Url } from './config.ts';
 

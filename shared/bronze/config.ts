@@ -1,4 +1,4 @@
-import * as z from '../zod.ts';
+import * as z from '../kernel/zod.ts';
 import { nameProblem } from './delta-types.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { DefiniteFailureError } from '../errors.ts';
+import { DefiniteFailureError } from '../kernel/errors.ts';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

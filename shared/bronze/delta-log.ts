@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { InletError } from '../errors.ts';
+import { InletError } from '../kernel/errors.ts';
 import {
   type MetaDataAction,
   type ProtocolAction,

@@ -1,4 +1,4 @@
-import { InletError } from '../errors.ts';
+import { InletError } from '../kernel/errors.ts';
 
 /**
  * The Delta type model of a bronze table, one definition for schema inference, fitting, the Parquet writer,

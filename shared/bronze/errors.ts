@@ -1,4 +1,4 @@
-import { InletError } from '../errors.ts';
+import { InletError } from '../kernel/errors.ts';
 
 /** `failOnNewColumns`: the table stops at this version until the schema or the mode is changed. */
 export class NewColumnsError extends InletError {

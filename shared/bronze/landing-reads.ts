@@ -1,5 +1,5 @@
-import { InletError } from '../errors.ts';
-import type { ObjectRef } from '../model.ts';
+import type { ObjectRef } from '../ingestion/model.ts';
+import { InletError } from '../kernel/errors.ts';
 import { bytesObject } from './checkpoint.ts';
 import type { BronzeConfig } from './config.ts';
 import { parquetRecords } from './parquet-records.ts';

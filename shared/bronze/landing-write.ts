@@ -3,8 +3,9 @@
  * reads (`S3SourceObjects`) and cleanSource's deletes and copies (`S3LandingCleaner`), which must name the
  * same write (docs/bronze.md, "Which write the sink reads, and which cleanSource removes").
  */
-import { normalizeVersionId } from '../events/version-id.ts';
-import type { ObjectRef } from '../model.ts';
+
+import type { ObjectRef } from '../ingestion/model.ts';
+import { normalizeVersionId } from '../ingestion/version-id.ts';
 
 /** An ETag without its quotes: S3 events carry it bare, responses and listings quoted. */
 export function bareETag(eTag: string | null | undefined): string | undefined {

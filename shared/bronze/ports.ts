@@ -1,5 +1,5 @@
-import type { ObjectRef } from '../model.ts';
-import type { PutIfAbsentResult } from '../storage/batch-store.ts';
+import type { PutIfAbsentResult } from '../ingestion/batch-store.ts';
+import type { ObjectRef } from '../ingestion/model.ts';
 
 /**
  * Which write of a landing key a table reads (docs/bronze.md, "Which write the sink reads"):
@@ -187,4 +187,13 @@ export interface FileClaims {
 export interface ManifestHeads {
   /** The table's last committed manifest version (0 before the first). */
   committedHead(table: string): Promise<number>;
+}
+
+/** Asks the sink to run again for a table: after a time budget ran out, so the rest is not left waiting. */
+export interface SinkNudger {
+  /**
+   * `cause`: the message whose run sends the nudge, with its receive count (`<id>.<count>`): one nudge per
+   * run, see the dedup id.
+   */
+  nudge(table: string, afterDeltaVersion: number, cause: string): Promise<void>;
 }

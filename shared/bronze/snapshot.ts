@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { InletError } from '../errors.ts';
+import { InletError } from '../kernel/errors.ts';
 import {
   applyAction,
   CHECKPOINT_FILE_COLUMNS,

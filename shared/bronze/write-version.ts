@@ -1,5 +1,5 @@
-import type { Manifest } from '../manifest.ts';
-import type { ObjectRef } from '../model.ts';
+import type { Manifest } from '../ingestion/manifest.ts';
+import type { ObjectRef } from '../ingestion/model.ts';
 import type { BronzeConfig } from './config.ts';
 import { buildCommit } from './delta-log.ts';
 import { NewColumnsError } from './errors.ts';

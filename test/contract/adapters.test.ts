@@ -1,9 +1,9 @@
 /** The port contracts against the DynamoDB, S3 and SQS adapters on the emulator (the integration project). */
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll } from 'vitest';
-import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
-import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
-import { SqsCommitQueue } from '../../shared/storage/sqs-commit-queue.ts';
+import { DynamoDbLedger } from '../../shared/ingestion/aws/dynamodb-ledger.ts';
+import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
+import { SqsCommitQueue } from '../../shared/ingestion/aws/sqs-commit-queue.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
 import { ledgerContract } from './ledger-contract.ts';

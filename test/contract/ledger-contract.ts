@@ -3,8 +3,8 @@
  * simulation's verdicts are only worth something if its ledger answers as the DynamoDB adapter does.
  */
 import { describe, expect, it } from 'vitest';
-import type { SealRequest } from '../../shared/ledger/ledger.ts';
-import type { PendingVersion } from '../../shared/model.ts';
+import type { SealRequest } from '../../shared/ingestion/ledger.ts';
+import type { PendingVersion } from '../../shared/ingestion/model.ts';
 import { type ContractTarget, fileRef, freshTable, type TargetFactory } from './target.ts';
 
 const seal = (table: string, batchId: string, sealedAt = 1_000): SealRequest => ({

@@ -1,6 +1,6 @@
 /** What the BatchStore and CommitQueue ports promise, for the fakes and the S3/SQS adapters alike. */
 import { describe, expect, it } from 'vitest';
-import { StagedListMissingError } from '../../shared/errors.ts';
+import { StagedListMissingError } from '../../shared/kernel/errors.ts';
 import { freshTable, manifest, stagedList, type TargetFactory } from './target.ts';
 
 export function batchStoreContract(target: TargetFactory): void {

@@ -1,7 +1,7 @@
-import type { Ledger, LedgerQueries } from '../../shared/ledger/ledger.ts';
-import type { Manifest, StagedList } from '../../shared/manifest.ts';
-import type { FileRef } from '../../shared/model.ts';
-import type { BatchStore, CommitQueue } from '../../shared/storage/batch-store.ts';
+import type { BatchStore, CommitQueue } from '../../shared/ingestion/batch-store.ts';
+import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
+import type { Manifest, StagedList } from '../../shared/ingestion/manifest.ts';
+import type { FileRef } from '../../shared/ingestion/model.ts';
 
 /** A commit request as a consumer of the FIFO queue receives it. */
 export interface ReceivedCommit {

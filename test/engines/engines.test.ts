@@ -8,9 +8,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsClients, destroyClients } from '../../local/aws/clients.ts';
 import { ensureEngineJars } from '../../local/engine-jars.ts';
 import { enginesCacheDir, venvPython } from '../../local/paths.ts';
-import { type AwsClients, destroyClients } from '../../shared/aws/clients.ts';
 import { sinkAppId } from '../../shared/bronze/delta-log.ts';
 import { testClients, testTarget } from '../support/aws.ts';
 import { diffEngines, diffRows, diffSchema } from './compare.ts';

@@ -5,7 +5,7 @@
  */
 import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BronzeConfigInput } from '../../shared/bronze/config.ts';
-import type { SinkDeps } from '../../shared/usecases/sink.ts';
+import type { SinkDeps } from '../../shared/bronze/sink.ts';
 import type { WrittenTable } from './write-table.ts';
 
 /**

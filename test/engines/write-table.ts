@@ -5,18 +5,18 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
-import type { AwsClients } from '../../shared/aws/clients.ts';
-import type { AwsTarget } from '../../shared/aws/target.ts';
+import type { AwsClients } from '../../local/aws/clients.ts';
+import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
 import { LAST_CHECKPOINT } from '../../shared/bronze/checkpoint.ts';
 import { bronzeLocation } from '../../shared/bronze/config.ts';
 import { logKey } from '../../shared/bronze/delta-log.ts';
 import type { MetaDataAction } from '../../shared/bronze/log-state.ts';
-import { sinkRuntimeFromEnv } from '../../shared/bronze/runtime.ts';
-import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
+import { SinkTable } from '../../shared/bronze/sink.ts';
 import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
-import { silentLog } from '../../shared/log.ts';
-import { MemoryMetrics } from '../../shared/metrics.ts';
-import { SinkTable } from '../../shared/usecases/sink.ts';
+import type { AwsTarget } from '../../shared/kernel/aws/target.ts';
+import { silentLog } from '../../shared/kernel/log.ts';
+import { MemoryMetrics } from '../../shared/kernel/metrics.ts';
+import { sinkRuntimeFromEnv } from '../../shared/runtime/sink.ts';
 import { PipelineHarness } from '../support/harness.ts';
 import type { LogEntry, Shape } from './shape.ts';
 

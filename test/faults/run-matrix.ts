@@ -3,7 +3,7 @@
 // `faults: <N> scenarios, <L> lost, <D> duplicated`; exit 1 when anything was lost, duplicated or broke
 // an invariant. --variant NAME plugs a broken protocol of test/sim/variants.ts into the fakes (it must fail).
 import { parseArgs } from 'node:util';
-import type { AwsClients } from '../../shared/aws/clients.ts';
+import type { AwsClients } from '../../local/aws/clients.ts';
 import { VARIANTS, type VariantName } from '../sim/variants.ts';
 import { type MatrixTarget, runMatrix, summaryLine } from './matrix.ts';
 import { memoryTarget } from './targets.ts';
@@ -27,8 +27,8 @@ let target: MatrixTarget = memoryTarget(variant);
 if (values.moto) {
   // Only --moto starts the emulator: the fakes need no Python.
   const { startEmulator } = await import('../../local/emulator.ts');
-  const { createClients, destroyClients } = await import('../../shared/aws/clients.ts');
-  const { emulatorTarget, targetFromEnv } = await import('../../shared/aws/target.ts');
+  const { createClients, destroyClients } = await import('../../local/aws/clients.ts');
+  const { emulatorTarget, targetFromEnv } = await import('../../shared/kernel/aws/target.ts');
   const { motoTarget } = await import('./targets.ts');
   const fromEnv = targetFromEnv();
   const started = fromEnv ? undefined : await startEmulator();

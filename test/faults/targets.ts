@@ -1,4 +1,4 @@
-import type { AwsClients } from '../../shared/aws/clients.ts';
+import type { AwsClients } from '../../local/aws/clients.ts';
 import type { VariantName } from '../sim/variants.ts';
 import { VARIANTS } from '../sim/variants.ts';
 import { PipelineHarness } from '../support/harness.ts';

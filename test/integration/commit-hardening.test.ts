@@ -3,13 +3,13 @@ import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sd
 import { PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import type { MiddlewareStack } from '@smithy/types';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type AwsClients, destroyClients } from '../../local/aws/clients.ts';
 import { pollOnce } from '../../local/poller.ts';
-import { type AwsClients, destroyClients } from '../../shared/aws/clients.ts';
-import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
-import { manifestKey, stagedListKey } from '../../shared/manifest.ts';
-import type { BatchStore } from '../../shared/storage/batch-store.ts';
-import { CommitBatch } from '../../shared/usecases/commit-batch.ts';
-import { sweepStale } from '../../shared/usecases/sweep.ts';
+import type { BatchStore } from '../../shared/ingestion/batch-store.ts';
+import { CommitBatch } from '../../shared/ingestion/commit-batch.ts';
+import { makeCommitterHandler } from '../../shared/ingestion/committer-handler.ts';
+import { manifestKey, stagedListKey } from '../../shared/ingestion/manifest.ts';
+import { sweepStale } from '../../shared/ingestion/sweep.ts';
 import { CLEAN_VERDICT, PipelineHarness } from '../support/harness.ts';
 import { injectSdkFault, shortBackoffClients } from '../support/sdk-faults.ts';
 

@@ -2,10 +2,10 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetBucketNotificationConfigurationCommand, HeadBucketCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { destroyClients } from '../../local/aws/clients.ts';
 import { deployToEmulator } from '../../local/deploy.ts';
 import { removeSynthesized, type SynthesizedStack, synthesizeInletStack } from '../../local/synth.ts';
-import { destroyClients } from '../../shared/aws/clients.ts';
-import { OUTPUTS } from '../../shared/names.ts';
+import { OUTPUTS } from '../../shared/kernel/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 
 const clients = testClients();

@@ -29,7 +29,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { destroyClients } from '../../shared/aws/clients.ts';
+import { destroyClients } from '../../local/aws/clients.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
 import { waitFor } from '../support/wait.ts';
 

@@ -1,8 +1,8 @@
 // The crash matrix's smoke on the emulator: a few of its points through the real DynamoDB/S3/SQS adapters,
 // one per kind of recovery (lease takeover, a seal re-issued, a manifest rewritten onto 412, a commit
-// transaction applied behind an error). The whole matrix runs on the fakes: test/unit/crash-matrix.test.ts.
+// transaction applied behind an error). The whole matrix runs on the fakes: test/unit/ingestion/crash-matrix.test.ts.
 import { afterAll, expect, it } from 'vitest';
-import { destroyClients } from '../../shared/aws/clients.ts';
+import { destroyClients } from '../../local/aws/clients.ts';
 import { failuresOf, runMatrix, summaryLine } from '../faults/matrix.ts';
 import { motoTarget } from '../faults/targets.ts';
 import { testClients } from '../support/aws.ts';

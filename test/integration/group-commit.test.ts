@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { type AwsClients, destroyClients } from '../../shared/aws/clients.ts';
-import { reservedBatchIds } from '../../shared/ledger/ledger.ts';
-import { stagedListKey } from '../../shared/manifest.ts';
-import { CommitBatch } from '../../shared/usecases/commit-batch.ts';
-import { DEFAULT_GROUP_LIMITS, type GroupLimits } from '../../shared/usecases/commit-group.ts';
+import { type AwsClients, destroyClients } from '../../local/aws/clients.ts';
+import { CommitBatch } from '../../shared/ingestion/commit-batch.ts';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits } from '../../shared/ingestion/commit-group.ts';
+import { reservedBatchIds } from '../../shared/ingestion/ledger.ts';
+import { stagedListKey } from '../../shared/ingestion/manifest.ts';
 import { testClients } from '../support/aws.ts';
 import { FaultInjector, SimulatedCrash } from '../support/faults.ts';
 import { PipelineHarness } from '../support/harness.ts';

@@ -2,15 +2,15 @@
 // answered as S3 answers it, and recorded with the action, resource and role (docs/security.md).
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { destroyClients } from '../../local/aws/clients.ts';
 import type { CfnTemplate } from '../../local/synth.ts';
-import { destroyClients } from '../../shared/aws/clients.ts';
-import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
-import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
-import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
-import { S3SourceObjects } from '../../shared/bronze/s3-source-objects.ts';
-import { silentLog } from '../../shared/log.ts';
-import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
-import { SinkTable } from '../../shared/usecases/sink.ts';
+import { DynamoDbSinkCursorStore } from '../../shared/bronze/aws/dynamodb-sink-cursor.ts';
+import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
+import { S3LandingCleaner } from '../../shared/bronze/aws/s3-landing-cleaner.ts';
+import { S3SourceObjects } from '../../shared/bronze/aws/s3-source-objects.ts';
+import { SinkTable } from '../../shared/bronze/sink.ts';
+import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
+import { silentLog } from '../../shared/kernel/log.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { PipelineHarness } from '../support/harness.ts';
 import { iamCheck } from '../support/iam.ts';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { destroyClients } from '../../shared/aws/clients.ts';
+import { destroyClients } from '../../local/aws/clients.ts';
 import { testClients } from '../support/aws.ts';
 import {
   AWKWARD_KEYS,

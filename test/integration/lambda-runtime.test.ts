@@ -14,7 +14,7 @@ import type { Credentials } from '../../local/iam/client.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import type { LocalRunner } from '../../local/runner.ts';
 import { localTimings } from '../../local/timings.ts';
-import { OUTPUTS } from '../../shared/names.ts';
+import { OUTPUTS } from '../../shared/kernel/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import type { FaultProxy } from '../support/fault-proxy.ts';
 import { iamCheck } from '../support/iam.ts';

@@ -11,9 +11,9 @@ import {
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destroyClients } from '../../shared/aws/clients.ts';
-import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
-import type { ObjectRef } from '../../shared/model.ts';
+import { destroyClients } from '../../local/aws/clients.ts';
+import { S3LandingCleaner } from '../../shared/bronze/aws/s3-landing-cleaner.ts';
+import type { ObjectRef } from '../../shared/ingestion/model.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { functionClients } from '../support/iam.ts';
 

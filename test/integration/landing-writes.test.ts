@@ -10,17 +10,17 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { destroyClients } from '../../shared/aws/clients.ts';
-import { DynamoDbFileClaims } from '../../shared/bronze/dynamodb-file-claims.ts';
-import { DynamoDbSinkCursorStore } from '../../shared/bronze/dynamodb-sink-cursor.ts';
-import { S3DeltaStore } from '../../shared/bronze/s3-delta-store.ts';
-import { S3LandingCleaner } from '../../shared/bronze/s3-landing-cleaner.ts';
-import { S3SourceObjects } from '../../shared/bronze/s3-source-objects.ts';
-import type { PipelineConfigInput } from '../../shared/config.ts';
-import { silentLog } from '../../shared/log.ts';
-import type { ObjectRef } from '../../shared/model.ts';
-import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
-import { SinkTable } from '../../shared/usecases/sink.ts';
+import { destroyClients } from '../../local/aws/clients.ts';
+import { DynamoDbFileClaims } from '../../shared/bronze/aws/dynamodb-file-claims.ts';
+import { DynamoDbSinkCursorStore } from '../../shared/bronze/aws/dynamodb-sink-cursor.ts';
+import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
+import { S3LandingCleaner } from '../../shared/bronze/aws/s3-landing-cleaner.ts';
+import { S3SourceObjects } from '../../shared/bronze/aws/s3-source-objects.ts';
+import { SinkTable } from '../../shared/bronze/sink.ts';
+import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
+import type { ObjectRef } from '../../shared/ingestion/model.ts';
+import type { PipelineConfigInput } from '../../shared/kernel/config.ts';
+import { silentLog } from '../../shared/kernel/log.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
 import { PipelineHarness } from '../support/harness.ts';
 

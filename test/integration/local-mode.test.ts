@@ -237,7 +237,7 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
     expect(second.stderr).toMatch(/found \(resuming\)/);
 
     const local = JSON.parse(readFileSync(join(killedState, 'local.json'), 'utf8'));
-    const { createClients, destroyClients } = await import('../../shared/aws/clients.ts');
+    const { createClients, destroyClients } = await import('../../local/aws/clients.ts');
     const clients = createClients(target);
     // The timings reached the stack: 6x the 3 s function timeout.
     const { Attributes } = await clients.sqs.send(
@@ -247,7 +247,7 @@ describe.skipIf(target.kind !== 'emulator')('a pipeline killed with SIGKILL mid-
       }),
     );
     expect(Attributes?.VisibilityTimeout).toBe('18');
-    const { S3BatchStore } = await import('../../shared/storage/s3-batch-store.ts');
+    const { S3BatchStore } = await import('../../shared/ingestion/aws/s3-batch-store.ts');
     const { demoKeys } = await import('../../local/demo.ts');
     const store = new S3BatchStore({ client: clients.s3, bucket: local.manifestBucket });
     const seen = new Map<string, number>();

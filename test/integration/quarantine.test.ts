@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
-import { MAX_BODY_BYTES, quarantineRecords } from '../../shared/usecases/quarantine.ts';
+import { DynamoDbLedger } from '../../shared/ingestion/aws/dynamodb-ledger.ts';
+import { MAX_BODY_BYTES, quarantineRecords } from '../../shared/ingestion/quarantine.ts';
 import { testClients } from '../support/aws.ts';
 import { createPipelineResources } from '../support/resources.ts';
 

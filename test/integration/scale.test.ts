@@ -7,7 +7,7 @@ import type {
   MiddlewareStack,
 } from '@smithy/types';
 import { afterAll, describe, expect, it } from 'vitest';
-import { destroyClients } from '../../shared/aws/clients.ts';
+import { destroyClients } from '../../local/aws/clients.ts';
 import { testClients } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
 import { CLEAN_VERDICT, PipelineHarness } from '../support/harness.ts';
@@ -78,7 +78,7 @@ function expectContinueRequests<I extends object, O extends object>(client: {
 }
 
 describe('scale and cost', () => {
-  // The 10,000-file invocation itself runs in memory (test/unit/scale.test.ts): it is the use cases' proof.
+  // The 10,000-file invocation itself runs in memory (test/unit/ingestion/scale.test.ts): it is the use cases' proof.
   // This is the adapters' share of that path on the emulator, at a size that crosses their limits: 100
   // messages of 10 records in one invocation (10 receives and 10 DeleteMessageBatch of 10), 1,000 claims
   // through the claim concurrency of 64, and keys of ~950 bytes (S3 allows 1,024) so that the manifest is over

@@ -12,6 +12,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { parquetReadObjects } from 'hyparquet';
+import { cursorFromItem } from '../../shared/bronze/aws/dynamodb-sink-cursor.ts';
 import { readCheckpoint } from '../../shared/bronze/checkpoint.ts';
 import { bronzeLocation } from '../../shared/bronze/config.ts';
 import {
@@ -23,10 +24,9 @@ import {
   sinkAppId,
   sinkPartAppId,
 } from '../../shared/bronze/delta-log.ts';
-import { cursorFromItem } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import { applyCommit, emptyLogState, type LogState, type TxnAction } from '../../shared/bronze/log-state.ts';
 import type { SinkPosition } from '../../shared/bronze/ports.ts';
-import { type Manifest, manifestKey } from '../../shared/manifest.ts';
+import { type Manifest, manifestKey } from '../../shared/ingestion/manifest.ts';
 import { fromBody, sinkCursorKey } from './fakes/bronze.ts';
 import type { Rng } from './scheduler.ts';
 import { MANIFEST_BUCKET, type World } from './world.ts';

@@ -4,9 +4,9 @@
  * never rewritten; at the end I2/I5 every file whose event arrived is committed exactly once or
  * quarantined, nothing dead-lettered, no table wedged.
  */
-import { batchKey, tableKey } from '../../shared/ledger/keys.ts';
-import type { Manifest } from '../../shared/manifest.ts';
-import { fileIdentity } from '../../shared/routing.ts';
+import { batchKey, tableKey } from '../../shared/ingestion/ledger-keys.ts';
+import type { Manifest } from '../../shared/ingestion/manifest.ts';
+import { fileIdentity } from '../../shared/ingestion/routing.ts';
 import type { World } from './world.ts';
 
 export interface Expected {

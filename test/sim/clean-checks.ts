@@ -8,9 +8,9 @@
  * D2/D3 checks': a Delta version must hold one write's rows of each of its files.
  */
 
-import { cleanCursorKey } from '../../shared/bronze/dynamodb-sink-cursor.ts';
 import { sameETag } from '../../shared/bronze/landing-write.ts';
 import { sourceUrl } from '../../shared/bronze/version-reads.ts';
+import { cleanCursorKey } from '../../shared/ingestion/ledger-keys.ts';
 import { bronzeTables, deltaRows, manifestOf, rowsOfBody, same } from './bronze-checks.ts';
 import { etagOf } from './fakes/landing.ts';
 import type { World } from './world.ts';

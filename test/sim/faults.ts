@@ -3,7 +3,7 @@
  * which may be applied and answered, applied with the answer lost, refused with a 5xx, or throttled; only
  * the last attempt's error reaches the adapter. That is how a write can happen behind a 400 (issue 10 #1).
  */
-import { attemptMayHaveApplied, POSSIBLY_APPLIED } from '../../shared/errors.ts';
+import { attemptMayHaveApplied, POSSIBLY_APPLIED } from '../../shared/kernel/errors.ts';
 import { never, type Rng, type Scheduler, type Worker } from './scheduler.ts';
 
 export type Service = 'dynamodb' | 's3' | 'sqs' | 'events';
@@ -53,7 +53,7 @@ const retried = (e: SdkError) =>
   RETRIED_NAMES.has(e.name) || [500, 502, 503, 504].includes(e.$metadata.httpStatusCode ?? 0);
 
 /**
- * What shared/aws/attempts.ts (the attempt-tracking middleware) does to the error a call finally throws:
+ * What shared/kernel/aws/attempts.ts (the attempt-tracking middleware) does to the error a call finally throws:
  * POSSIBLY_APPLIED = whether any attempt's own error left room for an applied write, judged by main's
  * attemptMayHaveApplied. The simulation sets it exactly so, so main's classifyAwsError runs as on AWS.
  */

@@ -4,7 +4,7 @@
  * is quiet, and the end state must satisfy I2/I5. I1/I3 are checked after every step.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { Router } from '../../shared/routing.ts';
+import { Router } from '../../shared/ingestion/routing.ts';
 import { s3Record } from '../support/events.ts';
 import { checkDelta, checkDeltaComplete, landingBody } from './bronze-checks.ts';
 import { checkLiveness, checkSafety, type Expected, wedged } from './checks.ts';

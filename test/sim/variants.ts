@@ -4,15 +4,15 @@
  */
 import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import type { FileClaims, SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
+import type { PutIfAbsentResult } from '../../shared/ingestion/batch-store.ts';
+import type { ClaimResult } from '../../shared/ingestion/ledger.ts';
+import type { BatchRecord, FileRef, ObjectRef } from '../../shared/ingestion/model.ts';
 import {
   classifyAwsError,
   DefiniteFailureError,
   InletError,
   UnknownOutcomeError,
-} from '../../shared/errors.ts';
-import type { ClaimResult } from '../../shared/ledger/ledger.ts';
-import type { BatchRecord, FileRef, ObjectRef } from '../../shared/model.ts';
-import type { PutIfAbsentResult } from '../../shared/storage/batch-store.ts';
+} from '../../shared/kernel/errors.ts';
 import { SimDeltaStore } from './fakes/bronze.ts';
 import type { Item } from './fakes/dynamo.ts';
 import { SimLandingCleaner } from './fakes/landing.ts';

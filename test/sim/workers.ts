@@ -4,10 +4,10 @@
  * timeout, and a fresh instance takes the slot.
  */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
-import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
-import { makeSinkHandler } from '../../shared/handlers/sink-handler.ts';
-import { sweepStale } from '../../shared/usecases/sweep.ts';
+import { makeSinkHandler } from '../../shared/bronze/sink-handler.ts';
+import { makeBatcherHandler } from '../../shared/ingestion/batcher-handler.ts';
+import { makeCommitterHandler } from '../../shared/ingestion/committer-handler.ts';
+import { sweepStale } from '../../shared/ingestion/sweep.ts';
 import { type Received, SimMessageVisibility, type SqsQueue } from './fakes/sqs.ts';
 import { foreignCommit } from './foreign-writer.ts';
 import { never, Worker } from './scheduler.ts';

@@ -6,10 +6,10 @@
 import { bronzeLocation } from '../../shared/bronze/config.ts';
 import type { FileClaims, LandingCleaner, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
-import { type PipelineConfig, parsePipelineConfig } from '../../shared/config.ts';
-import { DEFAULTS } from '../../shared/defaults.ts';
-import type { Log } from '../../shared/log.ts';
-import type { MetricsSink } from '../../shared/metrics.ts';
+import { type PipelineConfig, parsePipelineConfig } from '../../shared/kernel/config.ts';
+import { DEFAULTS } from '../../shared/kernel/defaults.ts';
+import type { Log } from '../../shared/kernel/log.ts';
+import type { MetricsSink } from '../../shared/kernel/metrics.ts';
 import { SimDeltaStore, SimSinkCursors, SimSinkNudger, SimSourceObjects } from './fakes/bronze.ts';
 import { DynamoTable } from './fakes/dynamo.ts';
 import { type Removal, SimFileClaims, SimLandingCleaner } from './fakes/landing.ts';

@@ -1,6 +1,6 @@
 import { inject } from 'vitest';
-import { type AwsClients, createClients } from '../../shared/aws/clients.ts';
-import type { AwsTarget } from '../../shared/aws/target.ts';
+import { type AwsClients, createClients } from '../../local/aws/clients.ts';
+import type { AwsTarget } from '../../shared/kernel/aws/target.ts';
 
 export function testTarget(): AwsTarget {
   return inject('awsTarget');

@@ -1,4 +1,4 @@
-import { classifyAwsError, POSSIBLY_APPLIED } from '../../shared/errors.ts';
+import { classifyAwsError, POSSIBLY_APPLIED } from '../../shared/kernel/errors.ts';
 
 /**
  * Crash injection around the ports: a Lambda that dies between two AWS calls. After the crash point every
@@ -22,7 +22,7 @@ export interface CrashPlan {
 
 /**
  * The error an adapter raises for a call whose retries were all throttled; `firstApplied`: its first attempt
- * was applied and answered 500, as the attempt-tracking middleware (shared/aws/attempts.ts) marks it.
+ * was applied and answered 500, as the attempt-tracking middleware (shared/kernel/aws/attempts.ts) marks it.
  */
 export function throttledAfterRetries(
   point: string,

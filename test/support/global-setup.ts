@@ -2,7 +2,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmulator } from '../../local/emulator.ts';
 import { type IamProxy, startIamProxy } from '../../local/iam/proxy.ts';
 import { writeIamReport } from '../../local/iam/report.ts';
-import { type AwsTarget, emulatorTarget, targetFromEnv } from '../../shared/aws/target.ts';
+import { type AwsTarget, emulatorTarget, targetFromEnv } from '../../shared/kernel/aws/target.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,28 +1,32 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { AwsClients } from '../../local/aws/clients.ts';
+import { queueDepth } from '../../local/aws/queue-depth.ts';
 import { type PollResult, pollOnce } from '../../local/poller.ts';
 import type { CfnTemplate } from '../../local/synth.ts';
-import type { AwsClients } from '../../shared/aws/clients.ts';
-import { queueDepth } from '../../shared/aws/queues.ts';
-import type { AwsTarget } from '../../shared/aws/target.ts';
-import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } from '../../shared/config.ts';
-import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
-import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
-import { DynamoDbLedger } from '../../shared/ledger/dynamodb-ledger.ts';
-import type { Ledger, LedgerQueries } from '../../shared/ledger/ledger.ts';
-import type { Log } from '../../shared/log.ts';
-import type { Manifest } from '../../shared/manifest.ts';
-import { MemoryMetrics } from '../../shared/metrics.ts';
+import { DynamoDbLedger } from '../../shared/ingestion/aws/dynamodb-ledger.ts';
+import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
+import { SqsCommitQueue } from '../../shared/ingestion/aws/sqs-commit-queue.ts';
 import type {
   BatchCommittedEvent,
   BatchStore,
   CommitQueue,
   EventPublisher,
-} from '../../shared/storage/batch-store.ts';
-import { S3BatchStore } from '../../shared/storage/s3-batch-store.ts';
-import { SqsCommitQueue } from '../../shared/storage/sqs-commit-queue.ts';
-import { commitsInFlight, sweepStale } from '../../shared/usecases/sweep.ts';
+} from '../../shared/ingestion/batch-store.ts';
+import { makeBatcherHandler } from '../../shared/ingestion/batcher-handler.ts';
+import { makeCommitterHandler } from '../../shared/ingestion/committer-handler.ts';
+import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
+import type { Manifest } from '../../shared/ingestion/manifest.ts';
+import { commitsInFlight, sweepStale } from '../../shared/ingestion/sweep.ts';
+import type { AwsTarget } from '../../shared/kernel/aws/target.ts';
+import {
+  type PipelineConfig,
+  type PipelineConfigInput,
+  parsePipelineConfig,
+} from '../../shared/kernel/config.ts';
+import type { Log } from '../../shared/kernel/log.ts';
+import { MemoryMetrics } from '../../shared/kernel/metrics.ts';
 import { testTarget } from './aws.ts';
 import { type CrashPlan, FaultInjector } from './faults.ts';
 import { type FunctionClients, functionClients } from './iam.ts';

@@ -4,12 +4,12 @@
  * that sign as its role through the proxy. A request AWS would deny fails the test (iam-setup.ts).
  */
 import { inject } from 'vitest';
+import { type AwsClients, createClients } from '../../local/aws/clients.ts';
 import { bindHarness, type HarnessResources } from '../../local/iam/bind.ts';
 import { type Credentials, type IamAccess, IamCheckClient } from '../../local/iam/client.ts';
 import type { BoundStack } from '../../local/iam/policies.ts';
 import type { CfnTemplate } from '../../local/synth.ts';
-import { type AwsClients, createClients } from '../../shared/aws/clients.ts';
-import { type AwsTarget, emulatorTarget } from '../../shared/aws/target.ts';
+import { type AwsTarget, emulatorTarget } from '../../shared/kernel/aws/target.ts';
 
 /** The run's IAM check; undefined on real AWS, and outside vitest (the bench drives the harness too). */
 export function iamCheck(): IamCheckClient | undefined {

@@ -1,9 +1,9 @@
+import type { AwsClients } from '../../local/aws/clients.ts';
 import type { Credentials, IamAccess } from '../../local/iam/client.ts';
 import { type FunctionIdentity, functionAccess } from '../../local/lambda/access.ts';
 import { ensureLambdaRuntime } from '../../local/lambda/install.ts';
 import type { LocalStack } from '../../local/local-stack.ts';
 import { LocalRunner } from '../../local/runner.ts';
-import type { AwsClients } from '../../shared/aws/clients.ts';
 import { type FaultProxy, startFaultProxy } from './fault-proxy.ts';
 import { deployedRoles } from './iam.ts';
 

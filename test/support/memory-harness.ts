@@ -9,21 +9,25 @@
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { PollResult } from '../../local/poller.ts';
-import { type PipelineConfig, type PipelineConfigInput, parsePipelineConfig } from '../../shared/config.ts';
-import { classifyAwsError } from '../../shared/errors.ts';
-import { makeBatcherHandler } from '../../shared/handlers/batcher-handler.ts';
-import { makeCommitterHandler } from '../../shared/handlers/committer-handler.ts';
-import type { Ledger, LedgerQueries } from '../../shared/ledger/ledger.ts';
-import type { Log } from '../../shared/log.ts';
-import type { Manifest } from '../../shared/manifest.ts';
-import { MemoryMetrics } from '../../shared/metrics.ts';
 import type {
   BatchCommittedEvent,
   BatchStore,
   CommitQueue,
   EventPublisher,
-} from '../../shared/storage/batch-store.ts';
-import { commitsInFlight, sweepStale } from '../../shared/usecases/sweep.ts';
+} from '../../shared/ingestion/batch-store.ts';
+import { makeBatcherHandler } from '../../shared/ingestion/batcher-handler.ts';
+import { makeCommitterHandler } from '../../shared/ingestion/committer-handler.ts';
+import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
+import type { Manifest } from '../../shared/ingestion/manifest.ts';
+import { commitsInFlight, sweepStale } from '../../shared/ingestion/sweep.ts';
+import {
+  type PipelineConfig,
+  type PipelineConfigInput,
+  parsePipelineConfig,
+} from '../../shared/kernel/config.ts';
+import { classifyAwsError } from '../../shared/kernel/errors.ts';
+import type { Log } from '../../shared/kernel/log.ts';
+import { MemoryMetrics } from '../../shared/kernel/metrics.ts';
 import { DynamoTable } from '../sim/fakes/dynamo.ts';
 import { simPorts } from '../sim/fakes/ports.ts';
 import { S3Bucket } from '../sim/fakes/s3.ts';

@@ -1,8 +1,8 @@
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, PutBucketNotificationConfigurationCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import type { AwsClients } from '../../shared/aws/clients.ts';
-import { SEALED_INDEX } from '../../shared/ledger/keys.ts';
+import type { AwsClients } from '../../local/aws/clients.ts';
+import { SEALED_INDEX } from '../../shared/ingestion/ledger-keys.ts';
 import { uniqueName } from './names.ts';
 
 export interface QueueRef {

@@ -3,9 +3,9 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import type { DeserializeHandler, DeserializeHandlerArguments, HandlerExecutionContext } from '@smithy/types';
-import { trackAttempts } from '../../shared/aws/attempts.ts';
-import { type AwsClients, createClients } from '../../shared/aws/clients.ts';
-import { type AwsTarget, clientConfig } from '../../shared/aws/target.ts';
+import { type AwsClients, createClients } from '../../local/aws/clients.ts';
+import { trackAttempts } from '../../shared/kernel/aws/attempts.ts';
+import { type AwsTarget, clientConfig } from '../../shared/kernel/aws/target.ts';
 import { testTarget } from './aws.ts';
 
 /**

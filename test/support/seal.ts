@@ -1,7 +1,7 @@
-import type { Ledger } from '../../shared/ledger/ledger.ts';
-import { canonicalFiles } from '../../shared/manifest.ts';
-import type { FileRef } from '../../shared/model.ts';
-import type { BatchStore } from '../../shared/storage/batch-store.ts';
+import type { BatchStore } from '../../shared/ingestion/batch-store.ts';
+import type { Ledger } from '../../shared/ingestion/ledger.ts';
+import { canonicalFiles } from '../../shared/ingestion/manifest.ts';
+import type { FileRef } from '../../shared/ingestion/model.ts';
 
 /**
  * Seals batches as the batcher leaves them (B2-B4: claims, staged list, SEALED item) without going through

@@ -1,6 +1,6 @@
-import type { PipelineConfig } from '../../shared/config.ts';
-import type { Ledger } from '../../shared/ledger/ledger.ts';
-import type { Manifest } from '../../shared/manifest.ts';
+import type { Ledger } from '../../shared/ingestion/ledger.ts';
+import type { Manifest } from '../../shared/ingestion/manifest.ts';
+import type { PipelineConfig } from '../../shared/kernel/config.ts';
 
 export interface ExpectedFile {
   readonly table: string;

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../shared/project-root.ts';
+import { projectRoot } from '../../shared/kernel/project-root.ts';
 
 // Dependencies point one way (issue 12): product code never reaches into the tools built around it, and
 // the CLI and local runner never load CDK at run time (it costs seconds per command). A regex over import
@@ -17,9 +17,7 @@ const SYNTH_PATH = 'local/synth.ts';
 const SYNTH_ONLY = ['local/bundle-cache.ts'];
 /** What builds a function's handler in-process: local mode runs the functions' bundles instead. */
 const HANDLER_BUILDERS = (path: string) =>
-  path.startsWith('shared/handlers/') ||
-  path === 'shared/aws/runtime.ts' ||
-  path === 'shared/bronze/runtime.ts';
+  (path.startsWith('shared/') && path.endsWith('-handler.ts')) || path.startsWith('shared/runtime/');
 
 interface Edge {
   readonly from: string;
@@ -129,16 +127,16 @@ describe('the import graph', () => {
     expect(importers.some((e) => e.dynamic)).toBe(true);
   });
 
-  it('shared/names.ts loads nothing but the metric names (which import nothing): any layer reads a name for free', () => {
-    expect([...staticClosure('shared/names.ts').keys()].sort()).toEqual([
-      'shared/metrics.ts',
-      'shared/names.ts',
+  it('shared/kernel/names.ts loads nothing but the metric names (which import nothing): any layer reads a name for free', () => {
+    expect([...staticClosure('shared/kernel/names.ts').keys()].sort()).toEqual([
+      'shared/kernel/metrics.ts',
+      'shared/kernel/names.ts',
     ]);
   });
 
   it('sees a wrong-way import when there is one (the check itself works)', () => {
     // infra/functions.ts builds Lambda entries from the project root: a real edge to shared/.
-    expect(edges('infra/functions.ts').map((e) => e.to)).toContain('shared/project-root.ts');
+    expect(edges('infra/functions.ts').map((e) => e.to)).toContain('shared/kernel/project-root.ts');
     expect([...staticClosure('local/synth.ts').keys()]).toContain('aws-cdk-lib');
   });
 });

@@ -5,7 +5,7 @@ import {
   POSSIBLY_APPLIED,
   ThrottledError,
   UnknownOutcomeError,
-} from '../../shared/errors.ts';
+} from '../../shared/kernel/errors.ts';
 import { checkDelta, checkDeltaComplete } from '../sim/bronze-checks.ts';
 import { Aws, type SdkError } from '../sim/faults.ts';
 import { Rng, Scheduler, Worker } from '../sim/scheduler.ts';

@@ -1,6 +1,6 @@
 /**
  * The bronze sink's ports over the simulation's fakes, written as the adapters are
- * (shared/bronze/s3-delta-store.ts, s3-source-objects.ts, dynamodb-sink-cursor.ts, sink-queue.ts): the Delta table lives in the
+ * (shared/bronze/aws/s3-delta-store.ts, s3-source-objects.ts, dynamodb-sink-cursor.ts, sqs-sink-nudger.ts): the Delta table lives in the
  * same S3 bucket as the manifests, its log entries written with `If-None-Match: *` (412 "exists", 409
  * "conflict", as the adapter maps them), a checkpoint read by ranges and written as one multipart upload
  * (visible whole at its complete); the cursor is a conditional put on the ledger table; every call goes
@@ -8,8 +8,8 @@
  * answer lost, and the worker can crash between any two of them.
  */
 
+import { cursorFromItem, cursorItem } from '../../../shared/bronze/aws/dynamodb-sink-cursor.ts';
 import { logKey } from '../../../shared/bronze/delta-log.ts';
-import { cursorFromItem, cursorItem } from '../../../shared/bronze/dynamodb-sink-cursor.ts';
 import { sameETag } from '../../../shared/bronze/landing-write.ts';
 import type {
   DeltaStore,
@@ -18,13 +18,13 @@ import type {
   ReadIdentity,
   SinkCursor,
   SinkCursorStore,
+  SinkNudger,
   SourceObjects,
   SourceRead,
 } from '../../../shared/bronze/ports.ts';
-import type { SinkNudger } from '../../../shared/bronze/sink-queue.ts';
-import { classifyAwsError } from '../../../shared/errors.ts';
-import type { ObjectRef } from '../../../shared/model.ts';
-import type { PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
+import type { PutIfAbsentResult } from '../../../shared/ingestion/batch-store.ts';
+import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import { classifyAwsError } from '../../../shared/kernel/errors.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Scheduler, Worker } from '../scheduler.ts';
 import type { DynamoTable } from './dynamo.ts';

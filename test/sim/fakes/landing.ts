@@ -13,9 +13,9 @@ import type {
   FileClaims,
   LandingCleaner,
 } from '../../../shared/bronze/ports.ts';
-import { classifyAwsError } from '../../../shared/errors.ts';
-import { batchKey, fileKey } from '../../../shared/ledger/keys.ts';
-import type { ObjectRef } from '../../../shared/model.ts';
+import { batchKey, fileKey } from '../../../shared/ingestion/ledger-keys.ts';
+import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import { classifyAwsError } from '../../../shared/kernel/errors.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Worker } from '../scheduler.ts';
 import type { DynamoTable } from './dynamo.ts';

@@ -3,21 +3,7 @@
  * the same conditions, the same mapping of SDK errors (through a classifier, the real one by default).
  * Every call goes through the SDK fault model on behalf of one worker.
  */
-import {
-  classifyAwsError,
-  type InletError,
-  isThrottle,
-  mayHaveBeenApplied,
-  UnknownOutcomeError,
-} from '../../../shared/errors.ts';
-import {
-  batchKey,
-  fileKey,
-  parseFilePk,
-  quarantineKey,
-  quarantinePartitions,
-  tableKey,
-} from '../../../shared/ledger/keys.ts';
+
 import type {
   ClaimResult,
   FenceResult,
@@ -29,15 +15,30 @@ import type {
   SealedIndexKey,
   SealRequest,
   SealResult,
-} from '../../../shared/ledger/ledger.ts';
-import { reservedBatchIds } from '../../../shared/ledger/ledger.ts';
+} from '../../../shared/ingestion/ledger.ts';
+import { reservedBatchIds } from '../../../shared/ingestion/ledger.ts';
+import {
+  batchKey,
+  fileKey,
+  parseFilePk,
+  quarantineKey,
+  quarantinePartitions,
+  tableKey,
+} from '../../../shared/ingestion/ledger-keys.ts';
 import type {
   BatchRecord,
   FileRef,
   PendingVersion,
   QuarantineEntry,
   TableRecord,
-} from '../../../shared/model.ts';
+} from '../../../shared/ingestion/model.ts';
+import {
+  classifyAwsError,
+  type InletError,
+  isThrottle,
+  mayHaveBeenApplied,
+  UnknownOutcomeError,
+} from '../../../shared/kernel/errors.ts';
 import type { Aws, SdkError } from '../faults.ts';
 import type { Worker } from '../scheduler.ts';
 import type { DynamoTable, Item, TxOp } from './dynamo.ts';

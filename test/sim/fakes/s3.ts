@@ -3,9 +3,15 @@
  * 412 when the key exists and 409 ConditionalRequestConflict while another conditional write to the key
  * is in flight; and the BatchStore port over it, written as the S3 adapter is.
  */
-import { classifyAwsError, StagedListMissingError } from '../../../shared/errors.ts';
-import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../../../shared/manifest.ts';
-import type { BatchStore, PutIfAbsentResult } from '../../../shared/storage/batch-store.ts';
+
+import type { BatchStore, PutIfAbsentResult } from '../../../shared/ingestion/batch-store.ts';
+import {
+  type Manifest,
+  manifestKey,
+  type StagedList,
+  stagedListKey,
+} from '../../../shared/ingestion/manifest.ts';
+import { classifyAwsError, StagedListMissingError } from '../../../shared/kernel/errors.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Scheduler, Worker } from '../scheduler.ts';
 import type { Classify } from './ledger.ts';

@@ -4,7 +4,7 @@
  * within 5 minutes. Both: visibility timeout, redelivery, maxReceiveCount then the DLQ, and a delete with a
  * stale receipt handle that succeeds without deleting (SQS DeleteMessage docs).
  */
-import { classifyAwsError, UnknownOutcomeError, VisibilityRefusedError } from '../../../shared/errors.ts';
+
 import type {
   BatchCommittedEvent,
   CommitQueue,
@@ -13,7 +13,12 @@ import type {
   RefusedVisibility,
   RetryLater,
   RetryScheduler,
-} from '../../../shared/storage/batch-store.ts';
+} from '../../../shared/ingestion/batch-store.ts';
+import {
+  classifyAwsError,
+  UnknownOutcomeError,
+  VisibilityRefusedError,
+} from '../../../shared/kernel/errors.ts';
 import { type Aws, sdkError } from '../faults.ts';
 import type { Rng, Scheduler, Worker } from '../scheduler.ts';
 import type { Classify } from './ledger.ts';

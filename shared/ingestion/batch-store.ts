@@ -1,0 +1,81 @@
+import type { Manifest, StagedList } from './manifest.ts';
+
+/** `conflict`: S3 answered 409, another conditional write to the key is in flight; try again shortly. */
+export type PutIfAbsentResult = 'created' | 'exists' | 'conflict';
+
+/** S3: staged file lists (too big for a DynamoDB item), manifests, quarantined bodies. */
+export interface BatchStore {
+  putStagedList(list: StagedList): Promise<string>;
+  /** Throws StagedListMissingError when the list is not there. */
+  getStagedList(key: string): Promise<StagedList>;
+  /** Only once its batch is COMMITTED; idempotent (deleting a missing key succeeds). */
+  deleteStagedList(key: string): Promise<void>;
+  /** `IfNoneMatch: '*'`: never overwrites a published version. */
+  putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult>;
+  getManifest(table: string, version: number): Promise<Manifest | undefined>;
+  listManifestVersions(table: string): Promise<number[]>;
+}
+
+/** The FIFO commit queue: group = table, dedup id = batchId. */
+export interface CommitQueue {
+  requestCommit(table: string, batchId: string): Promise<void>;
+  /**
+   * Re-sends (the sweeper), 10 per SendMessageBatch; returns the batch ids SQS did not accept. `resendId`
+   * joins the dedup id, so a deliberate re-send is not dropped as a duplicate of the original request.
+   */
+  requestCommits(table: string, batchIds: readonly string[], resendId: string): Promise<string[]>;
+}
+
+/** A message (by its receipt handle) and when it should come back, in seconds from now. */
+export interface RetryLater {
+  readonly receiptHandle: string;
+  /** The queue's ARN, as Lambda's SQS event carries it. */
+  readonly queueArn: string;
+  readonly seconds: number;
+}
+
+/** Gives failed ingest messages their own visibility timeout instead of the queue's (30 minutes on AWS). */
+export interface RetryScheduler {
+  /** Rejects when SQS refused some of them (`VisibilityRefusedError`): those keep the visibility they had. */
+  retryLater(messages: readonly RetryLater[]): Promise<void>;
+}
+
+/**
+ * A message whose visibility `ChangeMessageVisibilityBatch` did not change while the call itself succeeded:
+ * SQS answers each entry (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibilityBatch.html).
+ */
+export interface RefusedVisibility {
+  readonly receiptHandle: string;
+  /** `ReceiptHandleIsInvalid`, `MessageNotInflight`, `InvalidParameterValue`, or a server-side code. */
+  readonly code: string;
+  /** True: the request was wrong for this message (retrying it cannot help); false: SQS failed, try again. */
+  readonly senderFault: boolean;
+  readonly message: string;
+}
+
+/** Sets in-flight messages' visibility timeouts, each counted from the call (not from the receive). */
+export interface MessageVisibility {
+  /** Resolves with the entries SQS refused; rejects when the call failed (none, some or all applied). */
+  changeVisibility(
+    messages: readonly RetryLater[],
+    signal?: AbortSignal,
+  ): Promise<readonly RefusedVisibility[]>;
+}
+
+export interface BatchCommittedEvent {
+  readonly table: string;
+  readonly version: number;
+  readonly batchId: string;
+  /** Group commit: every batch of the version (`batchId` is the first); absent for a one-batch version. */
+  readonly batchIds?: readonly string[];
+  /** The version's files and bytes (all its batches). */
+  readonly files: number;
+  readonly bytes: number;
+  readonly manifestKey: string;
+  readonly committedAt: string;
+}
+
+/** EventBridge `BatchCommitted`; at least once, consumers dedupe by (table, version). */
+export interface EventPublisher {
+  batchCommitted(event: BatchCommittedEvent): Promise<void>;
+}

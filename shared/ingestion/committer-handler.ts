@@ -1,0 +1,120 @@
+import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../kernel/errors.ts';
+import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
+import * as z from '../kernel/zod.ts';
+import type { RetryScheduler } from './batch-store.ts';
+import { CommitBatch, type CommitDeps } from './commit-batch.ts';
+
+export type CommitterHandler = (
+  event: SQSEvent,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+) => Promise<SQSBatchResponse>;
+
+export interface CommitterDeps extends CommitDeps {
+  readonly metrics: MetricsSink;
+  /** Sets the visibility of messages that failed for load; without it they keep the queue's timeout. */
+  readonly retries?: RetryScheduler;
+}
+
+const nonEmpty = z.string().check(z.minLength(1));
+const commitRequest = z.object({ table: nonEmpty, batchId: nonEmpty });
+
+/**
+ * A commit that failed for load (throttled, or a read or write whose outcome stayed unknown) comes back
+ * after 5 s, 10 s, 20 s ... (jittered), by its receive count: a passing throttle costs seconds, not the
+ * queue's visibility timeout.
+ */
+const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+/**
+ * Receives after which a commit still failing for load is acknowledged and left to the sweeper: the ledger,
+ * not the message, holds the work (a SEALED batch or a pending reservation, which the sweeper re-requests
+ * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10): a throttling
+ * episode must not dead-letter a request that nothing is wrong with. About 40-75 s of backoff before it.
+ */
+export const HANDOVER_AFTER_RECEIVES = 5;
+
+/**
+ * The commit Lambda on the FIFO queue: records of one table in order. After a failure the rest of that
+ * table's records fail too (versions are never assigned out of request order), but only that table's:
+ * one wedged table must not hold the others (`skipGroupOnError`, group = table).
+ */
+export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
+  const committer = new CommitBatch(deps);
+  const m = deps.metrics;
+
+  /** `loadFailed`: message group -> seconds until its failed messages come back. */
+  const handleRecord =
+    (deadline: number | undefined, loadFailed: Map<string, number>) =>
+    async (record: SQSRecord): Promise<void> => {
+      const parsed = commitRequest.safeParse(JSON.parse(record.body));
+      if (!parsed.success) {
+        // Only Inlet writes this queue; a bad request is a bug, not data: log it and let it go to the DLQ.
+        m.count(METRIC.commitErrors, 1);
+        throw new Error(`malformed commit request: ${record.body.slice(0, 200)}`);
+      }
+      const started = deps.now();
+      try {
+        const outcome = await committer.commit(
+          parsed.data.table,
+          parsed.data.batchId,
+          deadline === undefined ? {} : { deadline },
+        );
+        if (!outcome.published) m.count(METRIC.unpublished, 1);
+        if (outcome.result === 'committed') {
+          m.count(METRIC.versionsCommitted, 1 + outcome.finishedPending.length);
+          m.count(METRIC.filesCommitted, outcome.files);
+          m.milliseconds(METRIC.commitLatency, deps.now() - started);
+          if (outcome.minEventTime)
+            m.milliseconds(METRIC.ingestionLag, deps.now() - Date.parse(outcome.minEventTime));
+          deps.log.info('version committed', { ...outcome });
+        }
+      } catch (error) {
+        if (error instanceof BatchNotSealedError) {
+          // Retrying cannot help and nothing is lost: an unsealed batch's files are taken over on redelivery.
+          m.count(METRIC.commitErrors, 1);
+          deps.log.error('commit request for a batch that is not sealed: dropped', {
+            ...parsed.data,
+            error: error.message,
+          });
+          return;
+        }
+        // Both need an operator; failing the message keeps the request (DLQ, alarm) and its table waits.
+        if (error instanceof ManifestAheadOfLedgerError) m.count(METRIC.manifestAhead, 1);
+        if (error instanceof StagedListMissingError) m.count(METRIC.stagedListMissing, 1);
+        if (passes(error)) {
+          const receives = receivesOf(record);
+          if (receives >= HANDOVER_AFTER_RECEIVES) {
+            m.count(METRIC.commitErrors, 1);
+            deps.log.warn('commit still failing for load: left to the sweeper', {
+              ...parsed.data,
+              receives,
+              error: String(error),
+            });
+            return;
+          }
+          loadFailed.set(groupOf(record), backoffSeconds(receives, deps.random ?? Math.random, LOAD_BACKOFF));
+        }
+        m.count(METRIC.commitErrors, 1);
+        deps.log.error('commit failed', { ...parsed.data, error: String(error) });
+        throw error;
+      }
+    };
+
+  return async (event, context) => {
+    const deadline = context ? deps.now() + context.getRemainingTimeInMillis() : undefined;
+    const loadFailed = new Map<string, number>();
+    try {
+      const processor = new SqsFifoPartialProcessorAsync();
+      const response = await processPartialResponse(event, handleRecord(deadline, loadFailed), processor, {
+        throwOnFullBatchFailure: false,
+        skipGroupOnError: true,
+      });
+      await giveBack(deps, event, response, loadFailed, 'failed commits');
+      return response;
+    } finally {
+      m.flush();
+    }
+  };
+}

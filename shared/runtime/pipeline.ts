@@ -1,0 +1,194 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { S3InventoryReader } from '../backfill/aws/s3-inventory-reader.ts';
+import { S3ObjectLister } from '../backfill/aws/s3-lister.ts';
+import { SqsEnqueuer } from '../backfill/aws/sqs-enqueuer.ts';
+import type { BackfillDeps } from '../backfill/backfill.ts';
+import { DynamoDbLedger } from '../ingestion/aws/dynamodb-ledger.ts';
+import { EventBridgePublisher, noEvents } from '../ingestion/aws/eventbridge-publisher.ts';
+import { S3BatchStore } from '../ingestion/aws/s3-batch-store.ts';
+import { SqsCommitQueue } from '../ingestion/aws/sqs-commit-queue.ts';
+import { SqsRetryScheduler } from '../ingestion/aws/sqs-retry-scheduler.ts';
+import type { RetryScheduler } from '../ingestion/batch-store.ts';
+import type { BatcherDeps } from '../ingestion/batcher-handler.ts';
+import type { CommitterDeps } from '../ingestion/committer-handler.ts';
+import type { Ledger, LedgerQueries } from '../ingestion/ledger.ts';
+import type { SweepDeps } from '../ingestion/sweep.ts';
+import { trackAttempts } from '../kernel/aws/attempts.ts';
+import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
+import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
+import { configFromEnv, type PipelineConfig, positiveIntEnv, requiredEnv } from '../kernel/config.ts';
+import { DEFAULTS } from '../kernel/defaults.ts';
+import type { Log } from '../kernel/log.ts';
+import type { MetricsSink } from '../kernel/metrics.ts';
+import { METRICS_NAMESPACE } from '../kernel/names.ts';
+
+/** What local mode and tests swap in: logs to a file or memory, metrics in memory. */
+export interface RuntimeOverrides {
+  readonly log?: Log;
+  readonly metrics?: MetricsSink;
+}
+
+/** The Log port over Powertools Logger (structured JSON lines, CloudWatch Logs). */
+export function powertoolsLog(serviceName: string): Log {
+  const logger = new Logger({ serviceName });
+  return {
+    debug: (message, extra) => logger.debug(message, extra ?? {}),
+    info: (message, extra) => logger.info(message, extra ?? {}),
+    warn: (message, extra) => logger.warn(message, extra ?? {}),
+    error: (message, extra) => logger.error(message, extra ?? {}),
+  };
+}
+
+/**
+ * What every function builds: configuration, logger, metrics and the ledger (its DynamoDB client). Each
+ * function then adds only the clients it calls (below): an SDK client package costs 60-110 ms of CPU to load,
+ * the larger part of a cold start (docs/performance.md), so a bundle must not carry one it never uses.
+ */
+function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: RuntimeOverrides) {
+  const config: PipelineConfig = configFromEnv(env);
+  const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
+  const metrics = new PowertoolsMetrics(
+    new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE, serviceName: service }),
+  );
+  const ledger = new DynamoDbLedger({
+    client: tracked(new DynamoDBClient(aws)),
+    tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
+  });
+  return {
+    config,
+    aws,
+    log: overrides.log ?? powertoolsLog(service),
+    metrics: overrides.metrics ?? metrics,
+    ledger,
+    now: Date.now,
+  };
+}
+
+/** Every client's attempts are watched: an error after an applied attempt must not read as "not applied". */
+function tracked<C extends Parameters<typeof trackAttempts>[0]>(client: C): C {
+  trackAttempts(client);
+  return client;
+}
+
+/** The ledger adapter also answers operators' queries (local mode's summary and CLI read it from a runtime). */
+type Operated = { readonly ledger: Ledger & LedgerQueries };
+
+const batchStore = (s3: S3Client, env: NodeJS.ProcessEnv) =>
+  new S3BatchStore({ client: s3, bucket: requiredEnv(env, 'INLET_MANIFEST_BUCKET') });
+
+const commitQueue = (sqs: SQSClient, env: NodeJS.ProcessEnv) =>
+  new SqsCommitQueue({ client: sqs, queueUrl: requiredEnv(env, 'INLET_COMMIT_QUEUE_URL') });
+
+/**
+ * Each function's dependencies from its environment, built once per container at module scope.
+ * INLET_AWS_ENDPOINT (set only by the local runner) points the same code at an emulator.
+ */
+export function batcherRuntimeFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: RuntimeOverrides = {},
+): BatcherDeps & Operated {
+  const base = baseRuntime(service, env, overrides);
+  const sqs = tracked(new SQSClient(base.aws));
+  return {
+    ...base,
+    store: batchStore(tracked(new S3Client(base.aws)), env),
+    commitQueue: commitQueue(sqs, env),
+    retries: new SqsRetryScheduler(sqs),
+  };
+}
+
+/**
+ * The committer calls SQS only to give a commit that failed for load back early (ChangeMessageVisibility,
+ * docs/protocol.md "Reads and load"): the SQS client is loaded on that first call, not at every cold start.
+ */
+function lazyRetryScheduler(aws: ReturnType<typeof clientConfig>): RetryScheduler {
+  let scheduler: Promise<RetryScheduler> | undefined;
+  return {
+    async retryLater(messages) {
+      scheduler ??= Promise.all([
+        import('@aws-sdk/client-sqs'),
+        import('../ingestion/aws/sqs-retry-scheduler.ts'),
+      ]).then(([sqs, retries]) => new retries.SqsRetryScheduler(tracked(new sqs.SQSClient(aws))));
+      scheduler.catch(() => {
+        scheduler = undefined;
+      });
+      return (await scheduler).retryLater(messages);
+    },
+  };
+}
+
+/**
+ * The committer: ledger, manifests (S3) and events (EventBridge, when a bus is configured); SQS only when
+ * a commit fails for load (above).
+ */
+export function committerRuntimeFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: RuntimeOverrides = {},
+): CommitterDeps & Operated {
+  const base = baseRuntime(service, env, overrides);
+  return {
+    ...base,
+    store: batchStore(tracked(new S3Client(base.aws)), env),
+    retries: lazyRetryScheduler(base.aws),
+    events: env.INLET_EVENT_BUS
+      ? new EventBridgePublisher({
+          client: tracked(new EventBridgeClient(base.aws)),
+          eventBusName: env.INLET_EVENT_BUS,
+        })
+      : noEvents,
+  };
+}
+
+/** The sweeper: ledger and the commit queue only. */
+export function sweeperRuntimeFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: RuntimeOverrides = {},
+): SweepDeps & Operated & { readonly metrics: MetricsSink } {
+  const base = baseRuntime(service, env, overrides);
+  return { ...base, commitQueue: commitQueue(tracked(new SQSClient(base.aws)), env) };
+}
+
+/** The backfill function's dependencies (shared/backfill/backfill.ts), from its environment. */
+export function backfillFromEnv(
+  service: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: RuntimeOverrides = {},
+): BackfillDeps {
+  const base = baseRuntime(service, env, overrides);
+  // One client for listing and for reading inventory reports.
+  const s3 = tracked(new S3Client(base.aws));
+  return {
+    ...base,
+    landingBucket: requiredEnv(env, 'INLET_LANDING_BUCKET'),
+    lister: new S3ObjectLister(s3),
+    inventory: new S3InventoryReader(s3),
+    enqueuer: new SqsEnqueuer({
+      client: tracked(new SQSClient(base.aws)),
+      queueUrl: requiredEnv(env, 'INLET_INGEST_QUEUE_URL'),
+      recordsPerMessage: positiveIntEnv(
+        env,
+        'INLET_BACKFILL_RECORDS_PER_MESSAGE',
+        DEFAULTS.backfill.recordsPerMessage,
+      ),
+    }),
+    limits: {
+      pagesPerStep: positiveIntEnv(env, 'INLET_BACKFILL_PAGES_PER_STEP', DEFAULTS.backfill.pagesPerStep),
+      pageSize: Math.min(1000, positiveIntEnv(env, 'INLET_BACKFILL_PAGE_SIZE', DEFAULTS.backfill.pageSize)),
+      stepBudgetMs:
+        positiveIntEnv(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', DEFAULTS.backfill.stepBudgetSeconds) * 1000,
+      stepsPerExecution: positiveIntEnv(
+        env,
+        'INLET_BACKFILL_STEPS_PER_EXECUTION',
+        DEFAULTS.backfill.stepsPerExecution,
+      ),
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { bronzeLocation } from '../../../shared/bronze/config.ts';
+import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
+import { ConfigError } from '../../../shared/kernel/errors.ts';
+
+describe('bronze table config', () => {
+  it('is off unless a table asks for it, and fills defaults when it does', () => {
+    const config = parsePipelineConfig({
+      tables: [{ name: 'plain' }, { name: 'orders', bronze: { format: 'jsonl' } }],
+    });
+    expect(config.tables[0]?.bronze).toBeUndefined();
+    expect(config.tables[1]?.bronze).toEqual({
+      format: 'jsonl',
+      schemaHints: {},
+      evolution: 'addNewColumns',
+      maxFileBytes: 32 * 1024 * 1024,
+      checkpointInterval: 100,
+      nudgeEveryMinutes: 15,
+    });
+  });
+
+  it('lists every problem at once', () => {
+    let error: unknown;
+    try {
+      parsePipelineConfig({
+        tables: [
+          {
+            name: 'orders',
+            bronze: {
+              format: 'xml',
+              evolution: 'sometimes',
+              schemaHints: { a: 'decimal', _rescued_data: 'string' },
+              location: 'http://x',
+              maxFileBytes: 10,
+              checkpointInterval: 0,
+            },
+          },
+        ],
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const field of [
+      'format',
+      'evolution',
+      'schemaHints.a',
+      'location',
+      'maxFileBytes',
+      'checkpointInterval',
+    ])
+      expect(problems).toContain(`tables.0.bronze.${field}`);
+  });
+
+  it('takes a checkpoint interval of whole versions from 1 to 10000', () => {
+    const interval = (checkpointInterval: unknown) =>
+      parsePipelineConfig({ tables: [{ name: 'o', bronze: { format: 'csv', checkpointInterval } }] })
+        .tables[0]?.bronze?.checkpointInterval;
+    expect(interval(10)).toBe(10);
+    for (const bad of [0, 2.5, 10_001, '10'])
+      expect(() => interval(bad)).toThrow(/tables\.0\.bronze\.checkpointInterval/);
+  });
+
+  it('takes a nudge schedule of whole minutes up to a day, 0 for none', () => {
+    const every = (nudgeEveryMinutes: unknown) =>
+      parsePipelineConfig({ tables: [{ name: 'o', bronze: { format: 'csv', nudgeEveryMinutes } }] }).tables[0]
+        ?.bronze?.nudgeEveryMinutes;
+    expect(every(0)).toBe(0);
+    expect(every(60)).toBe(60);
+    for (const bad of [-1, 1.5, 1441, '15'])
+      expect(() => every(bad)).toThrow(/tables\.0\.bronze\.nudgeEveryMinutes/);
+  });
+
+  it('rejects a hint on a column the sink adds', () => {
+    expect(() =>
+      parsePipelineConfig({
+        tables: [{ name: 'o', bronze: { format: 'csv', schemaHints: { _source_file: 'string' } } }],
+      }),
+    ).toThrow(/_source_file' is a column the sink adds/);
+  });
+
+  it('defaults the location under the manifest bucket', () => {
+    expect(bronzeLocation('orders', {}, 'mb')).toEqual({
+      bucket: 'mb',
+      prefix: 'orders/_bronze',
+    });
+    expect(bronzeLocation('o', { location: 's3://lake/bronze/o/' }, 'mb')).toEqual({
+      bucket: 'lake',
+      prefix: 'bronze/o',
+    });
+  });
+});
