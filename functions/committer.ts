@@ -1,10 +1,9 @@
 // Commit Lambda: one table at a time from the FIFO commit queue -> the next manifest version.
 
-import { groupLimitsFromEnv } from '../shared/ingestion/commit-group.ts';
 import { makeCommitterHandler } from '../shared/ingestion/committer-handler.ts';
 import { SERVICE } from '../shared/kernel/names.ts';
 import { committerRuntimeFromEnv } from '../shared/runtime/pipeline.ts';
 
 const runtime = committerRuntimeFromEnv(SERVICE.committer);
 
-export const handler = makeCommitterHandler({ ...runtime, group: groupLimitsFromEnv(process.env) });
+export const handler = makeCommitterHandler(runtime);

@@ -15,6 +15,7 @@ import { SqsCommitQueue } from '../ingestion/aws/sqs-commit-queue.ts';
 import { SqsRetryScheduler } from '../ingestion/aws/sqs-retry-scheduler.ts';
 import type { RetryScheduler } from '../ingestion/batch-store.ts';
 import type { BatcherDeps } from '../ingestion/batcher-handler.ts';
+import { groupLimitsFromEnv } from '../ingestion/commit-group.ts';
 import type { CommitterDeps } from '../ingestion/committer-handler.ts';
 import type { Ledger, LedgerQueries } from '../ingestion/ledger.ts';
 import type { SweepDeps } from '../ingestion/sweep.ts';
@@ -125,7 +126,7 @@ function lazyRetryScheduler(aws: ReturnType<typeof clientConfig>): RetrySchedule
 
 /**
  * The committer: ledger, manifests (S3) and events (EventBridge, when a bus is configured); SQS only when
- * a commit fails for load (above).
+ * a commit fails for load (above); its group-commit limits.
  */
 export function committerRuntimeFromEnv(
   service: string,
@@ -137,6 +138,7 @@ export function committerRuntimeFromEnv(
     ...base,
     store: batchStore(tracked(new S3Client(base.aws)), env),
     retries: lazyRetryScheduler(base.aws),
+    group: groupLimitsFromEnv(env),
     events: env.INLET_EVENT_BUS
       ? new EventBridgePublisher({
           client: tracked(new EventBridgeClient(base.aws)),

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
-import { backfillFromEnv, sweeperRuntimeFromEnv } from '../../../shared/runtime/pipeline.ts';
+import {
+  backfillFromEnv,
+  committerRuntimeFromEnv,
+  sweeperRuntimeFromEnv,
+} from '../../../shared/runtime/pipeline.ts';
 import { sinkRuntimeFromEnv } from '../../../shared/runtime/sink.ts';
 
 // A function's environment is set by infra/functions.ts; a variable missing or malformed is a configuration
@@ -38,6 +42,16 @@ describe('function environments', () => {
     );
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain('INLET_BACKFILL_PAGE_SIZE');
+  });
+
+  it("the committer's group-commit limits come from its environment, through its runtime", () => {
+    const runtime = committerRuntimeFromEnv('inlet-committer', {
+      ...base,
+      INLET_MANIFEST_BUCKET: 'm',
+      INLET_COMMIT_MAX_BATCHES: '3',
+      INLET_COMMIT_MAX_FILES: '500',
+    });
+    expect(runtime.group).toMatchObject({ maxBatches: 3, maxFiles: 500 });
   });
 
   it('the sink reports its missing queue the same way', () => {
