@@ -15,9 +15,14 @@ const CDK_PACKAGES = ['aws-cdk-lib', 'constructs', 'cdk-nag', 'aws-cdk'];
 const SYNTH_PATH = 'local/synth.ts';
 /** Loaded by the synth path only (it wraps the CDK's bundling step). */
 const SYNTH_ONLY = ['local/bundle-cache.ts'];
+/** The composition roots: each function's wiring, the only product code that builds adapters. */
+const RUNTIME = 'shared/runtime/';
+const isRuntime = (path: string) => path.startsWith(RUNTIME);
+/** AWS adapters live in the `aws/` folder of their feature (shared/bronze/aws/, shared/kernel/aws/, ...). */
+const isAdapter = (path: string) => path.startsWith('shared/') && path.split('/').includes('aws');
+const isHandler = (path: string) => path.startsWith('shared/') && path.endsWith('-handler.ts');
 /** What builds a function's handler in-process: local mode runs the functions' bundles instead. */
-const HANDLER_BUILDERS = (path: string) =>
-  (path.startsWith('shared/') && path.endsWith('-handler.ts')) || path.startsWith('shared/runtime/');
+const HANDLER_BUILDERS = (path: string) => isHandler(path) || isRuntime(path);
 
 interface Edge {
   readonly from: string;
@@ -134,7 +139,46 @@ describe('the import graph', () => {
     ]);
   });
 
+  it('only the AWS adapters (shared/*/aws/) and the composition roots (shared/runtime/) import the AWS SDK', () => {
+    const sdk = PRODUCT.flatMap(tsFiles)
+      .flatMap(edges)
+      .filter((e) => e.to.startsWith('@aws-sdk/') && !isAdapter(e.from) && !isRuntime(e.from))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(sdk).toEqual([]);
+  });
+
+  it('domain code, ports, use cases and handlers never import an adapter: only adapters and the composition roots do', () => {
+    const reached = PRODUCT.flatMap(tsFiles)
+      .flatMap(edges)
+      .filter((e) => isAdapter(e.to) && !isAdapter(e.from) && !isRuntime(e.from))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(reached).toEqual([]);
+  });
+
+  it('a function goes through its runtime: it imports a composition root, handler factories and kernel names, nothing it could wire itself', () => {
+    const functions = tsFiles('functions');
+    expect(functions.length).toBeGreaterThan(0);
+    const other = functions
+      .flatMap(edges)
+      .filter((e) => !isRuntime(e.to) && !isHandler(e.to) && !e.to.startsWith('shared/kernel/'))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(other).toEqual([]);
+    expect(functions.filter((f) => !edges(f).some((e) => isRuntime(e.to)))).toEqual([]);
+  });
+
+  it('only the functions load a composition root', () => {
+    const loaders = PRODUCT.flatMap(tsFiles)
+      .flatMap(edges)
+      .filter((e) => isRuntime(e.to) && !isRuntime(e.from) && layer(e.from) !== 'functions')
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(loaders).toEqual([]);
+  });
+
   it('sees a wrong-way import when there is one (the check itself works)', () => {
+    // A composition root builds SDK clients and adapters: real edges the layout rules must recognise.
+    const wiring = edges('shared/runtime/pipeline.ts').map((e) => e.to);
+    expect(wiring.some((to) => to.startsWith('@aws-sdk/'))).toBe(true);
+    expect(wiring.filter(isAdapter)).toContain('shared/ingestion/aws/dynamodb-ledger.ts');
     // infra/functions.ts builds Lambda entries from the project root: a real edge to shared/.
     expect(edges('infra/functions.ts').map((e) => e.to)).toContain('shared/kernel/project-root.ts');
     expect([...staticClosure('local/synth.ts').keys()]).toContain('aws-cdk-lib');
