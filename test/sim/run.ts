@@ -1,9 +1,10 @@
 /**
  * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S,K] [--variant NAME] [--scenario clean]
- * [--heartbeat held|flaky|lost] [--trace]`
+ * [--heartbeat held|flaky|lost] [--trace] [--digest]`
  * (`--scenario clean`: two bronze tables over one prefix with cleanSource, landing keys rewritten; world.ts;
  * `--heartbeat`: how the sink's visibility lease fares in every seed, `flaky` and `lost` letting two sinks
- * run one table at once)
+ * run one table at once; `--digest`: one line per seed with the SHA-256 of its whole trace, step count and
+ * end time, so two runs, or two commits, can be compared seed by seed)
  * Runs seeds S..S+N-1; each failing seed prints its violations, the tail of its trace and the one
  * command that replays it. Ends with `simulation: <S> seeds, <V> violations`.
  */
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     scenario: { type: 'string', default: 'plain' },
     heartbeat: { type: 'string' },
     trace: { type: 'boolean', default: false },
+    digest: { type: 'boolean', default: false },
   },
 });
 
@@ -59,6 +61,7 @@ for (let seed = first; seed < first + count; seed++) {
   const options: Pick<SimOptions, 'plumbing' | 'scenario'> = variant ? VARIANTS[variant] : {};
   const plumbing = { ...options.plumbing, ...(heartbeat ? { sinkHeartbeat: heartbeat } : {}) };
   const result = await simulate({ seed, workers, scenario, ...options, plumbing });
+  if (values.digest) console.log(`seed ${seed}: ${result.digest}`);
   overlaps += result.world.sinkOverlaps;
   if (result.world.sinkOverlaps > 0) overlapSeeds += 1;
   if (result.violations.length === 0) continue;

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The simulated world's clock and its only source of randomness. Every port call of every worker parks
  * here (`sleep`) and is resumed by `step`, one at a time in simulated-time order, so one seed decides the
@@ -68,14 +70,23 @@ export class Scheduler {
   private parked: Parked[] = [];
   /** Who did what, newest last; printed for a failing seed. */
   readonly trace: string[] = [];
+  /** Every line ever logged (the trace keeps the last few thousand), so two runs can be compared whole. */
+  private readonly traced = createHash('sha256');
   /** The fault model's crash decision, taken each time a worker would run on (see halted). */
   crashes: (worker: Worker) => boolean = () => false;
 
   constructor(readonly rng: Rng) {}
 
   log(line: string): void {
-    this.trace.push(`${(this.now / 1000).toFixed(3).padStart(10)}s ${line}`);
+    const stamped = `${(this.now / 1000).toFixed(3).padStart(10)}s ${line}`;
+    this.traced.update(`${stamped}\n`);
+    this.trace.push(stamped);
     if (this.trace.length > 4000) this.trace.splice(0, 1000);
+  }
+
+  /** The SHA-256 of every line logged so far (hex). */
+  traceDigest(): string {
+    return this.traced.copy().digest('hex');
   }
 
   /** The worker whose code runs now (until its next park): product code that sleeps sleeps as it. */

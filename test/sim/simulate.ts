@@ -3,6 +3,7 @@
  * batchers, committers and a sweeper run on faulty AWS; then faults stop, time runs on until the pipeline
  * is quiet, and the end state must satisfy I2/I5. I1/I3 are checked after every step.
  */
+import { createHash } from 'node:crypto';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { Router } from '../../shared/ingestion/routing.ts';
 import { s3Record } from '../support/events.ts';
@@ -44,6 +45,8 @@ export interface SimResult {
   readonly trace: readonly string[];
   readonly steps: number;
   readonly simSeconds: number;
+  /** SHA-256 over every trace line, the step count and the end time: equal for two runs of one seed. */
+  readonly digest: string;
   readonly files: number;
   /** The end state, for tests that check the checks. */
   readonly world: World;
@@ -253,6 +256,9 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     trace: scheduler.trace,
     steps: scheduler.steps,
     simSeconds: Math.round(scheduler.now / 1000),
+    digest: createHash('sha256')
+      .update(`${scheduler.traceDigest()} ${scheduler.steps} ${scheduler.now}`)
+      .digest('hex'),
     files: expected.files.size,
     world,
   };
