@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PutIfAbsentResult } from '../ingestion/batch-store.ts';
 import { InletError, isThrottle, UnknownOutcomeError } from '../kernel/errors.ts';
+import type { PutIfAbsentResult } from '../kernel/put-if-absent.ts';
 import { comparePositions } from './delta-log.ts';
 import type { DeltaStore, SinkPosition } from './ports.ts';
 import { applyToHead, headPosition, type TableHead } from './table-head.ts';

@@ -1,5 +1,5 @@
-import type { PutIfAbsentResult } from '../ingestion/batch-store.ts';
 import type { ObjectRef } from '../ingestion/model.ts';
+import type { PutIfAbsentResult } from '../kernel/put-if-absent.ts';
 
 /**
  * Which write of a landing key a table reads (docs/bronze.md, "Which write the sink reads"):

@@ -1,7 +1,5 @@
+import type { PutIfAbsentResult } from '../kernel/put-if-absent.ts';
 import type { Manifest, StagedList } from './manifest.ts';
-
-/** `conflict`: S3 answered 409, another conditional write to the key is in flight; try again shortly. */
-export type PutIfAbsentResult = 'created' | 'exists' | 'conflict';
 
 /** S3: staged file lists (too big for a DynamoDB item), manifests, quarantined bodies. */
 export interface BatchStore {
@@ -10,7 +8,7 @@ export interface BatchStore {
   getStagedList(key: string): Promise<StagedList>;
   /** Only once its batch is COMMITTED; idempotent (deleting a missing key succeeds). */
   deleteStagedList(key: string): Promise<void>;
-  /** `IfNoneMatch: '*'`: never overwrites a published version. */
+  /** `IfNoneMatch: '*'`: never overwrites a published version (`conflict`: S3's 409, try again shortly). */
   putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult>;
   getManifest(table: string, version: number): Promise<Manifest | undefined>;
   listManifestVersions(table: string): Promise<number[]>;

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../kernel/clock.ts';
 import { InletError, isThrottle, ManifestConflictError, UnknownOutcomeError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
-import type { BatchStore, PutIfAbsentResult } from './batch-store.ts';
+import type { PutIfAbsentResult } from '../kernel/put-if-absent.ts';
+import type { BatchStore } from './batch-store.ts';
 import type { Manifest } from './manifest.ts';
 import { retryRead } from './retry-read.ts';
 

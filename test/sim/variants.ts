@@ -4,7 +4,6 @@
  */
 import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import type { FileClaims, SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
-import type { PutIfAbsentResult } from '../../shared/ingestion/batch-store.ts';
 import type { ClaimResult } from '../../shared/ingestion/ledger.ts';
 import type { BatchRecord, FileRef, ObjectRef } from '../../shared/ingestion/model.ts';
 import {
@@ -13,6 +12,7 @@ import {
   InletError,
   UnknownOutcomeError,
 } from '../../shared/kernel/errors.ts';
+import type { PutIfAbsentResult } from '../../shared/kernel/put-if-absent.ts';
 import { SimDeltaStore } from './fakes/bronze.ts';
 import type { Item } from './fakes/dynamo.ts';
 import { SimLandingCleaner } from './fakes/landing.ts';

@@ -1,8 +1,8 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { PutIfAbsentResult } from '../../ingestion/batch-store.ts';
 import { putIfAbsent } from '../../kernel/aws/s3-put-if-absent.ts';
 import { listVersions } from '../../kernel/aws/s3-versions.ts';
 import { classifyAwsError } from '../../kernel/errors.ts';
+import type { PutIfAbsentResult } from '../../kernel/put-if-absent.ts';
 import { logKey } from '../delta-log.ts';
 import type { DeltaStore, LogFileStream, RandomAccessObject } from '../ports.ts';
 import { openRanged } from './s3-random-access.ts';

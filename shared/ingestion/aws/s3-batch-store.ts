@@ -2,7 +2,8 @@ import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client 
 import { putIfAbsent } from '../../kernel/aws/s3-put-if-absent.ts';
 import { listVersions } from '../../kernel/aws/s3-versions.ts';
 import { classifyAwsError, StagedListMissingError } from '../../kernel/errors.ts';
-import type { BatchStore, PutIfAbsentResult } from '../batch-store.ts';
+import type { PutIfAbsentResult } from '../../kernel/put-if-absent.ts';
+import type { BatchStore } from '../batch-store.ts';
 import { type Manifest, manifestKey, type StagedList, stagedListKey } from '../manifest.ts';
 
 export interface S3BatchStoreOptions {

@@ -1,28 +1,18 @@
 import { PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
-import type { PutIfAbsentResult } from '../../ingestion/batch-store.ts';
 import { classifyAwsError } from '../errors.ts';
-
-const status = (error: unknown) =>
-  (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+import { conditionalCreate, type PutIfAbsentResult } from '../put-if-absent.ts';
 
 /**
- * `PutObject` with `If-None-Match: *`, the one place S3's answers to a conditional create are mapped
- * (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html): 412 Precondition Failed
- * means the key exists (`exists`); 409 ConditionalRequestConflict means another conditional write to the key
- * was in flight and AWS asks for a retry (`conflict`): it says nothing about whether the key exists yet.
- * Anything else is classified as every other S3 call is (`classifyAwsError`).
+ * `PutObject` with `If-None-Match: *`: every store that creates an object only once (manifests, Delta log
+ * entries) goes through it, so S3's 412 and 409 are read one way (`conditionalCreate`).
  */
-export async function putIfAbsent(
+export function putIfAbsent(
   client: S3Client,
   input: Omit<PutObjectCommandInput, 'IfNoneMatch'>,
   operation: string,
 ): Promise<PutIfAbsentResult> {
-  try {
-    await client.send(new PutObjectCommand({ ...input, IfNoneMatch: '*' }));
-    return 'created';
-  } catch (error) {
-    if (status(error) === 412) return 'exists';
-    if (status(error) === 409) return 'conflict';
-    throw classifyAwsError(operation, error);
-  }
+  return conditionalCreate(
+    () => client.send(new PutObjectCommand({ ...input, IfNoneMatch: '*' })),
+    (error) => classifyAwsError(operation, error),
+  );
 }

@@ -1,8 +1,8 @@
 /**
  * The bronze sink's ports over the simulation's fakes, written as the adapters are
  * (shared/bronze/aws/s3-delta-store.ts, s3-source-objects.ts, dynamodb-sink-cursor.ts, sqs-sink-nudger.ts): the Delta table lives in the
- * same S3 bucket as the manifests, its log entries written with `If-None-Match: *` (412 "exists", 409
- * "conflict", as the adapter maps them), a checkpoint read by ranges and written as one multipart upload
+ * same S3 bucket as the manifests, its log entries written with `If-None-Match: *` (S3's 412 and 409 read
+ * by the adapter's own mapping, shared/kernel/put-if-absent.ts), a checkpoint read by ranges and written as one multipart upload
  * (visible whole at its complete); the cursor is a conditional put on the ledger table; every call goes
  * through the SDK fault model on behalf of one worker, so it can be throttled, refused, or applied with its
  * answer lost, and the worker can crash between any two of them.
@@ -22,9 +22,9 @@ import type {
   SourceObjects,
   SourceRead,
 } from '../../../shared/bronze/ports.ts';
-import type { PutIfAbsentResult } from '../../../shared/ingestion/batch-store.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
 import { classifyAwsError } from '../../../shared/kernel/errors.ts';
+import { conditionalCreate, type PutIfAbsentResult } from '../../../shared/kernel/put-if-absent.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Scheduler, Worker } from '../scheduler.ts';
 import type { DynamoTable } from './dynamo.ts';
@@ -143,18 +143,15 @@ export class SimDeltaStore implements DeltaStore {
     return this.call(`put ${key}`, 'write bronze data file', () => this.ctx.bucket.put(key, toBody(bytes)));
   }
 
-  async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+  putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
     const key = this.key(logKey(deltaVersion));
-    try {
-      await this.ctx.aws.send(this.ctx.worker, 's3', `putIfAbsent ${key}`, () =>
-        this.ctx.bucket.put(key, body, true, this.ctx.worker.name),
-      );
-      return 'created';
-    } catch (error) {
-      if (status(error) === 412) return 'exists';
-      if (status(error) === 409) return 'conflict';
-      throw (this.ctx.classify ?? classifyAwsError)('write bronze commit', error);
-    }
+    return conditionalCreate(
+      () =>
+        this.ctx.aws.send(this.ctx.worker, 's3', `putIfAbsent ${key}`, () =>
+          this.ctx.bucket.put(key, body, true, this.ctx.worker.name),
+        ),
+      (error) => (this.ctx.classify ?? classifyAwsError)('write bronze commit', error),
+    );
   }
 
   getCommit(deltaVersion: number): Promise<string | undefined> {

@@ -4,7 +4,7 @@
  * is in flight; and the BatchStore port over it, written as the S3 adapter is.
  */
 
-import type { BatchStore, PutIfAbsentResult } from '../../../shared/ingestion/batch-store.ts';
+import type { BatchStore } from '../../../shared/ingestion/batch-store.ts';
 import {
   type Manifest,
   manifestKey,
@@ -12,6 +12,7 @@ import {
   stagedListKey,
 } from '../../../shared/ingestion/manifest.ts';
 import { classifyAwsError, StagedListMissingError } from '../../../shared/kernel/errors.ts';
+import { conditionalCreate, type PutIfAbsentResult } from '../../../shared/kernel/put-if-absent.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Scheduler, Worker } from '../scheduler.ts';
 import type { Classify } from './ledger.ts';
@@ -105,18 +106,16 @@ export class SimBatchStore implements BatchStore {
     }
   }
 
-  async putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
+  /** S3's answers read as the S3 adapter reads them (shared/kernel/put-if-absent.ts). */
+  putManifestIfAbsent(manifest: Manifest): Promise<PutIfAbsentResult> {
     const key = manifestKey(manifest.table, manifest.version);
-    try {
-      await this.send(`putManifest ${key} for ${manifest.batchIds.join(',')}`, () =>
-        this.ctx.bucket.put(key, JSON.stringify(manifest), true, this.ctx.worker.name),
-      );
-      return 'created';
-    } catch (error) {
-      if (status(error) === 412) return 'exists';
-      if (status(error) === 409) return 'conflict';
-      throw this.classify('write manifest', error);
-    }
+    return conditionalCreate(
+      () =>
+        this.send(`putManifest ${key} for ${manifest.batchIds.join(',')}`, () =>
+          this.ctx.bucket.put(key, JSON.stringify(manifest), true, this.ctx.worker.name),
+        ),
+      (error) => this.classify('write manifest', error),
+    );
   }
 
   getManifest(table: string, version: number): Promise<Manifest | undefined> {

@@ -18,10 +18,10 @@ import type { TableSchema } from '../../../shared/bronze/schema.ts';
 import { loadSnapshot } from '../../../shared/bronze/snapshot.ts';
 import { headSchema, loadHead } from '../../../shared/bronze/table-head.ts';
 import { DEFAULT_PART_LIMITS, writePart } from '../../../shared/bronze/write-version.ts';
-import type { PutIfAbsentResult } from '../../../shared/ingestion/batch-store.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import { buildManifest } from '../../../shared/ingestion/manifest.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import type { PutIfAbsentResult } from '../../../shared/kernel/put-if-absent.ts';
 
 /**
  * Landing keys in memory, each write with its own ETag like S3's: the first write of a key has ETag `e`
