@@ -57,7 +57,7 @@ async function drainBacklog(
     await h.ports('Batcher').commitQueue.requestCommits(TABLE, ids.slice(i, i + 100), 'bench');
   const handler = afterHop(
     lambdaInvokeMs,
-    makeCommitterHandler({ ...h.ports('Committer'), log: h.log, metrics: h.metrics, now: h.now, group }),
+    makeCommitterHandler({ ...h.ports('Committer'), log: h.log, metrics: h.metrics, ...h.clock(), group }),
   );
 
   const started = performance.now();

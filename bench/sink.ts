@@ -8,6 +8,7 @@ import { S3DeltaStore } from '../shared/bronze/aws/s3-delta-store.ts';
 import { S3SourceObjects } from '../shared/bronze/aws/s3-source-objects.ts';
 import { bronzeLocation } from '../shared/bronze/config.ts';
 import { SinkTable } from '../shared/bronze/sink.ts';
+import { systemClock } from '../shared/kernel/clock.ts';
 import { silentLog } from '../shared/kernel/log.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { type Benchmark, drain, log, prefixSize, quick, seconds, sendEvents } from './support.ts';
@@ -78,7 +79,7 @@ export const sink: Benchmark = {
         }),
         manifestBucket: h.resources.manifestBucket,
         log: silentLog,
-        now: Date.now,
+        ...systemClock,
       });
       const started = performance.now();
       const outcome = await table.catchUp('lake', Number.POSITIVE_INFINITY);

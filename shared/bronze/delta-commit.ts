@@ -1,4 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
+import type { Clock } from '../kernel/clock.ts';
 import { InletError, isThrottle, UnknownOutcomeError } from '../kernel/errors.ts';
 import type { PutIfAbsentResult } from '../kernel/put-if-absent.ts';
 import { comparePositions } from './delta-log.ts';
@@ -10,6 +11,8 @@ import { applyToHead, headPosition, type TableHead } from './table-head.ts';
  * outcome the SDK could not tell with nothing there after) before the run gives up and is retried.
  */
 const PUT_ATTEMPTS = 6;
+/** Full jitter, so two writers that collided do not collide again (as the manifest put does). */
+const PUT_BACKOFF: Backoff = { base: 50, cap: 2_000, jitter: 'full' };
 /** Foreign commits stepped over in one commit: far more than any maintenance job makes in seconds. */
 const MAX_FOREIGN = 1000;
 
@@ -21,10 +24,8 @@ export type CommitOutcome =
   /** Another writer changed the table's metaData or protocol: the part's schema may no longer hold. */
   | { readonly kind: 'stale' };
 
-export interface CommitDeps {
+export interface CommitDeps extends Pick<Clock, 'sleep' | 'random'> {
   readonly delta: DeltaStore;
-  readonly sleep?: (ms: number) => Promise<unknown>;
-  readonly random?: () => number;
 }
 
 /**
@@ -53,8 +54,7 @@ export async function commitAtNextVersion(
       throw new InletError(`bronze table ${table}: the commit of Delta version ${version} kept conflicting`, {
         retryable: true,
       });
-    // Full jitter, so two writers that collided do not collide again (as the manifest put does).
-    await (deps.sleep ?? sleep)((deps.random ?? Math.random)() * Math.min(2000, 50 * 2 ** unsettled));
+    await deps.sleep(backoffDelay(PUT_BACKOFF, unsettled, deps.random));
   };
   for (let foreign = 0; foreign <= MAX_FOREIGN; ) {
     const version = head.version + 1;

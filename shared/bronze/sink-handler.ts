@@ -1,7 +1,8 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { RetryScheduler } from '../ingestion/batch-store.ts';
-import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
+import { giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
 import type { SinkNudger } from './ports.ts';
@@ -35,7 +36,7 @@ const FINISH_MARGIN_MS = 15_000;
  * back after 5 s, 10 s, 20 s ... by its receive count, up to 15 minutes (one nudge period), instead of the
  * queue's 90-minute visibility timeout; only its own group waits (`skipGroupOnError`).
  */
-const RETRY_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+const RETRY_BACKOFF: Backoff = { base: 5, cap: 900, jitter: 'upper-half' };
 
 export type SinkHandlerDeps = SinkDeps & {
   readonly nudger: SinkNudger;
@@ -126,10 +127,7 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
         m.count(METRIC.sinkErrors, 1);
         const retry = passes(error);
         if (retry)
-          delays.set(
-            groupOf(sqsRecord),
-            backoffSeconds(receivesOf(sqsRecord), deps.random ?? Math.random, RETRY_BACKOFF),
-          );
+          delays.set(groupOf(sqsRecord), backoffDelay(RETRY_BACKOFF, receivesOf(sqsRecord) - 1, deps.random));
         else stopped(sqsRecord);
         deps.log.error('bronze sink failed', { table, error: String(error), retry });
         throw error;

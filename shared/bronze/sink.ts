@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchStore } from '../ingestion/batch-store.ts';
+import type { Clock } from '../kernel/clock.ts';
 import type { PipelineConfig } from '../kernel/config.ts';
 import { InletError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
@@ -29,7 +30,8 @@ import {
   writePart,
 } from './write-version.ts';
 
-export interface SinkDeps {
+/** The clock times the run's budget and backs off a commit that collided with another writer. */
+export interface SinkDeps extends Clock {
   readonly config: PipelineConfig;
   /** Reads manifests. */
   readonly store: Pick<BatchStore, 'getManifest'>;
@@ -45,12 +47,8 @@ export interface SinkDeps {
   /** For the lag of a run that stopped short; without it only a caught-up run reports its lag (0). */
   readonly heads?: ManifestHeads;
   readonly log: Log;
-  /** epoch ms */
-  readonly now: () => number;
   /** A unique id per attempt at a part (in its data files' names). @default crypto.randomUUID */
   readonly newId?: () => string;
-  readonly sleep?: (ms: number) => Promise<unknown>;
-  readonly random?: () => number;
   /** @default DEFAULT_PART_LIMITS */
   readonly parts?: PartLimits;
   /** Actions per row group of the checkpoints it writes. @default CHECKPOINT_ROW_GROUP_ROWS (10,000) */

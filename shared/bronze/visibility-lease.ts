@@ -1,5 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { MessageVisibility, RetryLater } from '../ingestion/batch-store.ts';
+import { backoffDelay } from '../kernel/backoff.ts';
 import { groupOf, receivesOf } from '../kernel/fifo-backoff.ts';
 import type { Log } from '../kernel/log.ts';
 
@@ -58,7 +59,8 @@ export class VisibilityLease {
   ) {
     const cap = settings.maxSeconds ?? MAX_VISIBILITY_SECONDS;
     for (const r of records) {
-      const seconds = Math.min(cap, settings.seconds * 2 ** Math.min(30, receivesOf(r) - 1));
+      const lease = { base: settings.seconds, cap, jitter: 'none' } as const;
+      const seconds = backoffDelay(lease, receivesOf(r) - 1);
       this.held.set(r.receiptHandle, {
         message: { receiptHandle: r.receiptHandle, queueArn: r.eventSourceARN, seconds },
         group: groupOf(r),

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Backoff, backOff } from '../kernel/backoff.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { DefiniteFailureError, ThrottledError, UnknownOutcomeError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
@@ -31,8 +31,8 @@ export type Settled<T> =
     };
 
 const SETTLE_ATTEMPTS = 6;
-const BACKOFF_BASE_MS = 50;
-const BACKOFF_CAP_MS = 2_000;
+/** 50 ms, 100 ms ... at most 2 s before each re-issue (full jitter). */
+const SETTLE_BACKOFF: Backoff = { base: 50, cap: 2_000, jitter: 'full' };
 const MAX_TAKEOVER_ROUNDS = 3;
 
 /**
@@ -57,9 +57,7 @@ export async function settle<T>(clock: Clock, deadline: number, call: () => Prom
         return { ok: false, error, possiblyApplied: true, throttled: false };
       } else if (!throttled) return { ok: false, error, possiblyApplied, throttled };
     }
-    const delay = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt) * (clock.random ?? Math.random)();
-    if (clock.now() + delay > deadline) break;
-    await (clock.sleep ?? sleep)(delay);
+    if (!(await backOff(clock, SETTLE_BACKOFF, attempt, deadline))) break;
   }
   return { ok: false, error: last, possiblyApplied, throttled };
 }

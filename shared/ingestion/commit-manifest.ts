@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { InletError, isThrottle, ManifestConflictError, UnknownOutcomeError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
@@ -9,6 +9,8 @@ import { retryRead } from './retry-read.ts';
 
 /** Manifest puts answered 409 (a conditional write in flight) or 412 with nothing readable yet. */
 const MANIFEST_PUT_ATTEMPTS = 5;
+/** Full jitter, so two committers that collided do not collide again. */
+const PUT_BACKOFF: Backoff = { base: 50, cap: 2_000, jitter: 'full' };
 
 export const sameIds = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((id, i) => id === b[i]);
@@ -52,8 +54,7 @@ export async function writeManifest(
         throw new ManifestConflictError(manifest.table, manifest.version, batchIds.join(','), [...found]);
       }
     }
-    // Full jitter, so two committers that collided do not collide again.
-    await (deps.sleep ?? sleep)((deps.random ?? Math.random)() * Math.min(2000, 50 * 2 ** attempt));
+    await deps.sleep(backoffDelay(PUT_BACKOFF, attempt, deps.random));
   }
   throw new InletError(
     `manifest ${manifest.table} v${manifest.version}: conditional put kept conflicting; retried later`,

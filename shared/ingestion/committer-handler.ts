@@ -1,7 +1,8 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../kernel/errors.ts';
-import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import { giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
 import type { RetryScheduler } from './batch-store.ts';
@@ -26,7 +27,7 @@ const commitRequest = z.object({ table: nonEmpty, batchId: nonEmpty });
  * after 5 s, 10 s, 20 s ... (jittered), by its receive count: a passing throttle costs seconds, not the
  * queue's visibility timeout.
  */
-const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+const LOAD_BACKOFF: Backoff = { base: 5, cap: 900, jitter: 'upper-half' };
 /**
  * Receives after which a commit still failing for load is acknowledged and left to the sweeper: the ledger,
  * not the message, holds the work (a SEALED batch or a pending reservation, which the sweeper re-requests
@@ -94,7 +95,7 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
             });
             return;
           }
-          loadFailed.set(groupOf(record), backoffSeconds(receives, deps.random ?? Math.random, LOAD_BACKOFF));
+          loadFailed.set(groupOf(record), backoffDelay(LOAD_BACKOFF, receives - 1, deps.random));
         }
         m.count(METRIC.commitErrors, 1);
         deps.log.error('commit failed', { ...parsed.data, error: String(error) });

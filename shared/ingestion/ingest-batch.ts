@@ -1,5 +1,6 @@
 import pLimit from 'p-limit';
 import { ulid } from 'ulid';
+import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import type { Clock } from '../kernel/clock.ts';
 import type { PipelineConfig } from '../kernel/config.ts';
 import type { Log } from '../kernel/log.ts';
@@ -82,13 +83,13 @@ interface PendingClaim {
  */
 const SEAL_MARGIN_MS = 10_000;
 /** Throttled messages come back after 5 s, 10 s, 20 s ... at most 15 minutes (jittered). */
-const THROTTLE_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
+const THROTTLE_BACKOFF: Backoff = { base: 5, cap: 900, jitter: 'upper-half' };
 /**
  * Deferred or fenced messages come back after 1 s, 2 s, 4 s ... (jittered): soon, since nothing holds their
  * files, but never at once every time, or a fault that keeps recurring (S3 refusing the staged list, a batch
  * always too big) would spend the message's receives in seconds and dead-letter it.
  */
-const RETRY_BACKOFF = { baseSeconds: 1, capSeconds: 900 } as const;
+const RETRY_BACKOFF: Backoff = { base: 1, cap: 900, jitter: 'upper-half' };
 
 /** What one invocation knows while it runs: who failed, why, and what to re-send. */
 class Invocation {
@@ -350,11 +351,10 @@ export class IngestBatch {
     return 'keep';
   }
 
-  /** Exponential in the message's receive count, jittered over the upper half. */
-  private backoff(messageId: string, run: Invocation, policy: { baseSeconds: number; capSeconds: number }) {
+  /** Exponential in the message's receive count (seconds). */
+  private backoff(messageId: string, run: Invocation, policy: Backoff) {
     const receives = run.messages.find((m) => m.messageId === messageId)?.receiveCount ?? 1;
-    const ceiling = Math.min(policy.capSeconds, policy.baseSeconds * 2 ** (receives - 1));
-    return ceiling / 2 + (ceiling / 2) * (this.deps.random ?? Math.random)();
+    return backoffDelay(policy, receives - 1, this.deps.random);
   }
 }
 

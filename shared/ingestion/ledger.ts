@@ -1,3 +1,4 @@
+import type { Backoff } from '../kernel/backoff.ts';
 import type {
   BatchRecord,
   FileOwner,
@@ -115,6 +116,16 @@ export function reservedBatchIds(pending: PendingVersion): readonly string[] {
  * the version, so one version covers at most 99 batches.
  */
 export const MAX_BATCHES_PER_VERSION = 99;
+
+/**
+ * How an adapter retries a transaction DynamoDB cancelled for a reason that passes (a concurrent transaction
+ * on the same item, a throttle), inside one invocation: failing the FIFO message instead would hold the
+ * table for a visibility timeout. Full jitter, so committers that conflicted do not meet again at once.
+ */
+export const TRANSACTION_RETRY = {
+  attempts: 5,
+  backoff: { base: 25, cap: 1_000, jitter: 'full' },
+} as const satisfies { attempts: number; backoff: Backoff };
 
 /** Where a Scan of the sealed index stopped (DynamoDB's LastEvaluatedKey, opaque to callers). */
 export type SealedIndexKey = Record<string, unknown>;

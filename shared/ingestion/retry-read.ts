@@ -1,11 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Backoff, backOff } from '../kernel/backoff.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { InletError } from '../kernel/errors.ts';
 
 /** Attempts of one read in the invocation (on top of the SDK's own retries of each). */
 const READ_ATTEMPTS = 6;
-const BACKOFF_BASE_MS = 100;
-const BACKOFF_CAP_MS = 2_000;
+/** 200 ms, 400 ms ... at most 2 s before each next attempt (full jitter). */
+const READ_BACKOFF: Backoff = { base: 100, cap: 2_000, jitter: 'full' };
 /** Time kept after the last read for the writes that follow it (reservation, manifest, transaction). */
 export const READ_MARGIN_MS = 2_000;
 
@@ -27,10 +27,8 @@ export async function retryRead<T>(
       return await call();
     } catch (error) {
       if (!(error instanceof InletError && error.retryable) || attempt >= READ_ATTEMPTS) throw error;
-      const delay =
-        Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt) * (clock.random ?? Math.random)();
-      if (deadline !== undefined && clock.now() + delay > deadline - READ_MARGIN_MS) throw error;
-      await (clock.sleep ?? sleep)(delay);
+      const until = deadline === undefined ? undefined : deadline - READ_MARGIN_MS;
+      if (!(await backOff(clock, READ_BACKOFF, attempt, until))) throw error;
     }
   }
 }

@@ -22,16 +22,6 @@ export function passes(error: unknown): boolean {
   return error instanceof InletError && error.retryable && !(error instanceof DefiniteFailureError);
 }
 
-/** Exponential in the receive count, jittered over the upper half. */
-export function backoffSeconds(
-  receives: number,
-  random: () => number,
-  backoff: { readonly baseSeconds: number; readonly capSeconds: number },
-): number {
-  const ceiling = Math.min(backoff.capSeconds, backoff.baseSeconds * 2 ** (receives - 1));
-  return ceiling / 2 + (ceiling / 2) * random();
-}
-
 /**
  * The failed messages of each group in `delays`, and the ones of its group skipped after them, get the
  * group's delay: a FIFO group stays blocked while any of its messages is in flight, so one left at the

@@ -22,6 +22,7 @@ import type { SweepDeps } from '../ingestion/sweep.ts';
 import { trackAttempts } from '../kernel/aws/attempts.ts';
 import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
+import { systemClock } from '../kernel/clock.ts';
 import { configFromEnv, type PipelineConfig, positiveIntEnv, requiredEnv } from '../kernel/config.ts';
 import { DEFAULTS } from '../kernel/defaults.ts';
 import type { Log } from '../kernel/log.ts';
@@ -59,6 +60,7 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
   const ledger = new DynamoDbLedger({
     client: tracked(new DynamoDBClient(aws)),
     tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
+    clock: systemClock,
   });
   return {
     config,
@@ -66,7 +68,7 @@ function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: Runtime
     log: overrides.log ?? powertoolsLog(service),
     metrics: overrides.metrics ?? metrics,
     ledger,
-    now: Date.now,
+    ...systemClock,
   };
 }
 
@@ -180,6 +182,7 @@ export function backfillFromEnv(
         'INLET_BACKFILL_RECORDS_PER_MESSAGE',
         DEFAULTS.backfill.recordsPerMessage,
       ),
+      clock: systemClock,
     }),
     limits: {
       pagesPerStep: positiveIntEnv(env, 'INLET_BACKFILL_PAGES_PER_STEP', DEFAULTS.backfill.pagesPerStep),

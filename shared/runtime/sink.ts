@@ -15,6 +15,7 @@ import { SqsRetryScheduler } from '../ingestion/aws/sqs-retry-scheduler.ts';
 import { trackAttempts } from '../kernel/aws/attempts.ts';
 import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
+import { systemClock } from '../kernel/clock.ts';
 import { configFromEnv, positiveIntEnv, requiredEnv } from '../kernel/config.ts';
 import { DEFAULTS } from '../kernel/defaults.ts';
 import type { Log } from '../kernel/log.ts';
@@ -62,7 +63,7 @@ export function sinkRuntimeFromEnv(
           serviceName: SERVICE.sink,
         }),
       ),
-    now: Date.now,
+    ...systemClock,
     retries: visibility,
     nudger:
       overrides.nudger ??

@@ -14,6 +14,7 @@ import { S3SourceObjects } from '../../shared/bronze/aws/s3-source-objects.ts';
 import type { BronzeConfigInput } from '../../shared/bronze/config.ts';
 import { SinkTable } from '../../shared/bronze/sink.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
+import { systemClock } from '../../shared/kernel/clock.ts';
 import { silentLog } from '../../shared/kernel/log.ts';
 import { testClients, testTarget } from '../support/aws.ts';
 import { PipelineHarness } from '../support/harness.ts';
@@ -73,7 +74,7 @@ async function setup(bronze: BronzeConfigInput) {
     cursors,
     manifestBucket: h.resources.manifestBucket,
     log: silentLog,
-    now: Date.now,
+    ...systemClock,
   });
   /** Each round of landing files becomes one manifest version. */
   const round = async (files: Record<string, string | Uint8Array>) => {

@@ -25,6 +25,7 @@ import { writeCheckpoint } from '../../shared/bronze/snapshot.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
 import { sinkCursorKey } from '../../shared/ingestion/ledger-keys.ts';
+import { systemClock } from '../../shared/kernel/clock.ts';
 import type { PipelineConfigInput } from '../../shared/kernel/config.ts';
 import { silentLog } from '../../shared/kernel/log.ts';
 import { testClients, testTarget } from '../support/aws.ts';
@@ -137,7 +138,7 @@ async function setup(
     heads: cursors,
     manifestBucket: h.resources.manifestBucket,
     log: silentLog,
-    now: Date.now,
+    ...systemClock,
   });
   const uri = `s3://${h.resources.manifestBucket}/events/_bronze`;
   /** One Parquet landing file as one manifest version. */

@@ -204,7 +204,7 @@ describe('after the commit: staged list, event, sealed index', () => {
       },
       log: h.log,
       metrics: h.metrics,
-      now: h.now,
+      ...h.clock(),
     });
 
     const poll = await pollOnce(
@@ -246,7 +246,7 @@ describe('after the commit: staged list, event, sealed index', () => {
     await ingest(h, keys(2));
     const [sealed] = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
     if (!sealed) throw new Error('no sealed batch');
-    const racer = new CommitBatch({ ...h.ports('Committer'), log: h.log, now: h.now });
+    const racer = new CommitBatch({ ...h.ports('Committer'), log: h.log, ...h.clock() });
     // The racer commits the whole batch (and deletes its list) between our reservation and our read.
     const store: BatchStore = Object.assign(Object.create(h.store), {
       getStagedList: async (key: string) => {
@@ -255,7 +255,7 @@ describe('after the commit: staged list, event, sealed index', () => {
         return h.store.getStagedList(key);
       },
     });
-    const slow = new CommitBatch({ ...h.ports('Committer'), store, log: h.log, now: h.now });
+    const slow = new CommitBatch({ ...h.ports('Committer'), store, log: h.log, ...h.clock() });
 
     const outcome = await slow.commit('orders', sealed.batchId);
 

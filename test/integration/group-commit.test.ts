@@ -44,7 +44,7 @@ function committer(h: PipelineHarness, options: { group?: GroupLimits; injector?
   return new CommitBatch({
     ...h.ports('Committer', options.injector),
     log: h.log,
-    now: h.now,
+    ...h.clock(),
     group: options.group,
   });
 }

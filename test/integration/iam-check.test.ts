@@ -10,6 +10,7 @@ import { S3LandingCleaner } from '../../shared/bronze/aws/s3-landing-cleaner.ts'
 import { S3SourceObjects } from '../../shared/bronze/aws/s3-source-objects.ts';
 import { SinkTable } from '../../shared/bronze/sink.ts';
 import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
+import { systemClock } from '../../shared/kernel/clock.ts';
 import { silentLog } from '../../shared/kernel/log.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { PipelineHarness } from '../support/harness.ts';
@@ -66,7 +67,7 @@ async function sinkWithCustomLocation(editTemplate?: (template: CfnTemplate) => 
     heads: cursors,
     manifestBucket: h.resources.manifestBucket,
     log: silentLog,
-    now: Date.now,
+    ...systemClock,
   });
   return { h, table, sink };
 }

@@ -19,6 +19,7 @@ import { S3SourceObjects } from '../../shared/bronze/aws/s3-source-objects.ts';
 import { SinkTable } from '../../shared/bronze/sink.ts';
 import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
 import type { ObjectRef } from '../../shared/ingestion/model.ts';
+import { systemClock } from '../../shared/kernel/clock.ts';
 import type { PipelineConfigInput } from '../../shared/kernel/config.ts';
 import { silentLog } from '../../shared/kernel/log.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
@@ -61,6 +62,7 @@ async function setup(table: Partial<TableInput>, others: TableInput[] = []) {
     claims: new DynamoDbFileClaims({ client: role.dynamodb, tableName }),
     manifestBucket: h.resources.manifestBucket,
     log: silentLog,
+    ...systemClock,
     now: () => now,
   });
   const landing = h.resources.landingBucket;

@@ -4,7 +4,6 @@
  * is quiet, and the end state must satisfy I2/I5. I1/I3 are checked after every step.
  */
 import { createHash } from 'node:crypto';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { Router } from '../../shared/ingestion/routing.ts';
 import { s3Record } from '../support/events.ts';
 import { checkDelta, checkDeltaComplete, landingBody } from './bronze-checks.ts';
@@ -33,8 +32,7 @@ export interface SimOptions {
   readonly scenario?: Scenario;
   /**
    * Stops the run (it throws) once aborted. A test that timed out is abandoned by the runner, not stopped:
-   * its simulation would go on holding `setTimeout` and `Math.random` (hijackTime) while the next files run
-   * in the same worker, whose sleeps then wait on a simulated clock nobody advances.
+   * its simulation would go on stepping beside the next files of the same worker.
    */
   readonly signal?: AbortSignal;
 }
@@ -147,34 +145,11 @@ function rewrites(world: World): Injection[] {
 }
 
 /**
- * Product code that sleeps or draws random numbers without taking them from its deps (today:
- * the DynamoDB adapter's jitter, `setTimeout` from node:timers/promises and Math.random) runs on the simulated
- * clock and the seed while a simulation runs: builtin ESM bindings follow their CommonJS exports after
- * syncBuiltinESMExports. A stopgap until those take `sleep` and `random` from their deps.
+ * Product code gets its clock and randomness from its deps (shared/kernel/clock.ts): each worker's ports
+ * carry the scheduler's sleep and the seed's stream (world.ts), so nothing global is replaced while it runs.
  */
-export function hijackTime(world: Pick<World, 'scheduler' | 'rng'>): () => void {
-  const timers = createRequire(import.meta.url)('node:timers/promises') as { setTimeout: unknown };
-  const realSleep = timers.setTimeout;
-  const realRandom = Math.random;
-  timers.setTimeout = (ms: number, value?: unknown) =>
-    world.scheduler.sleep(world.scheduler.current, ms).then(() => value);
-  syncBuiltinESMExports();
-  Math.random = () => world.rng.next();
-  return () => {
-    timers.setTimeout = realSleep;
-    syncBuiltinESMExports();
-    Math.random = realRandom;
-  };
-}
-
-export async function simulate(options: SimOptions): Promise<SimResult> {
-  const world = new World(options.seed, options.plumbing, options.scenario);
-  const restore = hijackTime(world);
-  try {
-    return await run(world, options);
-  } finally {
-    restore();
-  }
+export function simulate(options: SimOptions): Promise<SimResult> {
+  return run(new World(options.seed, options.plumbing, options.scenario), options);
 }
 
 async function run(world: World, options: SimOptions): Promise<SimResult> {

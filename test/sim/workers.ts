@@ -120,12 +120,14 @@ export class Fleet {
       scheduler.log(`${worker.name} invoked with ${received.map((r) => r.message.messageId).join(',')}`);
       this.holdTables(worker, received);
       await this.invoke(worker, this.world.sinkTimeoutMs, async () => {
-        const { config, store, log, now } = this.world.ports(worker);
+        const { config, store, log, now, sleep, random } = this.world.ports(worker);
         const handler = makeSinkHandler({
           config,
           store,
           log,
           now,
+          sleep,
+          random,
           ...this.world.sinkPorts(worker),
           retries: this.retries(worker, sinkQueue),
           lease: {

@@ -350,7 +350,8 @@ export class World {
   ports(worker: Worker) {
     const { classify, ledger } = this.plumbing;
     return {
-      // Backoff inside the use cases waits on the simulated clock, where the worker may crash.
+      // Backoff inside the use cases waits on the simulated clock, where the worker may crash; jitter draws
+      // from the seed. `now` is the worker's own clock, skew and all.
       ...simPorts(this, worker, { classify, ledger, faulty: () => this.faultsOn }),
       config: this.config,
       now: worker.now,

@@ -20,6 +20,7 @@ import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
 import type { Manifest } from '../../shared/ingestion/manifest.ts';
 import { commitsInFlight, sweepStale } from '../../shared/ingestion/sweep.ts';
 import type { AwsTarget } from '../../shared/kernel/aws/target.ts';
+import { type Clock, systemClock } from '../../shared/kernel/clock.ts';
 import {
   type PipelineConfig,
   type PipelineConfigInput,
@@ -87,6 +88,10 @@ export class PipelineHarness {
   readonly published: BatchCommittedEvent[] = [];
   clockSkewMs = 0;
   readonly now = () => Date.now() + this.clockSkewMs;
+  /** The real clock, with this harness's skew. */
+  clock(): Clock {
+    return { ...systemClock, now: this.now };
+  }
   readonly log: Log = {
     debug: (message, extra) => this.logs.push({ level: 'debug', message, extra }),
     info: (message, extra) => this.logs.push({ level: 'info', message, extra }),
@@ -186,7 +191,7 @@ export class PipelineHarness {
       config: this.config,
       log: this.log,
       metrics: this.metrics,
-      now: this.now,
+      ...this.clock(),
     });
   }
 
@@ -195,7 +200,7 @@ export class PipelineHarness {
       ...this.ports('Committer', injector),
       log: this.log,
       metrics: this.metrics,
-      now: this.now,
+      ...this.clock(),
     });
   }
 

@@ -20,6 +20,7 @@ import { makeCommitterHandler } from '../../shared/ingestion/committer-handler.t
 import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
 import type { Manifest } from '../../shared/ingestion/manifest.ts';
 import { commitsInFlight, sweepStale } from '../../shared/ingestion/sweep.ts';
+import type { Clock } from '../../shared/kernel/clock.ts';
 import {
   type PipelineConfig,
   type PipelineConfigInput,
@@ -34,7 +35,6 @@ import { S3Bucket } from '../sim/fakes/s3.ts';
 import { EventBus, type Received, SqsQueue } from '../sim/fakes/sqs.ts';
 import { Aws, NO_FAULTS } from '../sim/faults.ts';
 import { Rng, Scheduler, Worker } from '../sim/scheduler.ts';
-import { hijackTime } from '../sim/simulate.ts';
 import type { Plumbing } from '../sim/world.ts';
 import { s3Notification } from './events.ts';
 import { type CrashPlan, FaultInjector } from './faults.ts';
@@ -87,10 +87,9 @@ export class MemoryHarness {
   private readonly classify: NonNullable<Plumbing['classify']>;
   private invocations = 0;
   private batches = 0;
-  private running = 0;
-  private restoreTime?: () => void;
   /** The ports as the test itself calls them: each call runs to completion on the simulated clock. */
   private readonly direct: Ports;
+  private readonly testWorker: Worker;
 
   constructor(private readonly options: MemoryHarnessOptions) {
     this.config = parsePipelineConfig(options.config);
@@ -111,7 +110,8 @@ export class MemoryHarness {
     this.commits = queue('commit', true);
     this.bus = new EventBus(() => 0, this.rng);
     this.classify = options.plumbing?.classify ?? classifyAwsError;
-    const raw = this.ports(new Worker('test', 0, this.scheduler));
+    this.testWorker = new Worker('test', 0, this.scheduler);
+    const raw = this.ports(this.testWorker);
     this.direct = {
       ledger: this.driven(raw.ledger),
       store: this.driven(raw.store),
@@ -136,33 +136,25 @@ export class MemoryHarness {
     return this.bus.events;
   }
 
-  /**
-   * Steps the simulated world until `work` settles. Product code that sleeps through node:timers/promises
-   * (CommitBatch's backoff) sleeps on the simulated clock meanwhile.
-   */
+  /** Steps the simulated world until `work` settles (product code sleeps on the clock its deps give it). */
   async run<T>(work: Promise<T>): Promise<T> {
     let settled = false;
     const done = () => {
       settled = true;
     };
     work.then(done, done);
-    if (this.running++ === 0) this.restoreTime = hijackTime(this);
-    try {
-      // Work parks on its next port call only after its pending microtasks ran: idle twice in a row
-      // (nothing parked across a macrotask turn) means it waits on something outside the simulation.
-      for (let idle = 0; !settled; ) {
-        if (await this.scheduler.step()) {
-          idle = 0;
-          continue;
-        }
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        if (!settled && ++idle >= 2)
-          throw new Error(
-            'the awaited work waits on something outside the simulation (a Gate not opened? a real timer?)',
-          );
+    // Work parks on its next port call only after its pending microtasks ran: idle twice in a row
+    // (nothing parked across a macrotask turn) means it waits on something outside the simulation.
+    for (let idle = 0; !settled; ) {
+      if (await this.scheduler.step()) {
+        idle = 0;
+        continue;
       }
-    } finally {
-      if (--this.running === 0) this.restoreTime?.();
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (!settled && ++idle >= 2)
+        throw new Error(
+          'the awaited work waits on something outside the simulation (a Gate not opened? a real timer?)',
+        );
     }
     return work;
   }
@@ -199,27 +191,34 @@ export class MemoryHarness {
     return new FaultInjector(crash, this.classify);
   }
 
+  /**
+   * The harness's clock as one Lambda instance sees it (the test's own by default): sleeps park on the
+   * scheduler as that worker, jitter draws from the seed.
+   */
+  clock(worker: Worker = this.testWorker): Clock {
+    return { now: this.now, sleep: (ms) => this.scheduler.sleep(worker, ms), random: () => this.rng.next() };
+  }
+
   private rawBatcher(injector?: FaultInjector) {
     const worker = this.worker('batcher');
     return makeBatcherHandler({
       ...this.ports(worker, injector),
+      ...this.clock(worker),
       config: this.config,
       log: this.log,
       metrics: this.metrics,
-      now: this.now,
       // Ids in creation order, the same on every run: a scenario replays exactly.
       newBatchId: () => `B${String(++this.batches).padStart(4, '0')}`,
-      sleep: (ms) => this.scheduler.sleep(worker, ms),
-      random: () => this.rng.next(),
     });
   }
 
   private rawCommitter(injector?: FaultInjector) {
+    const worker = this.worker('committer');
     return makeCommitterHandler({
-      ...this.ports(this.worker('committer'), injector),
+      ...this.ports(worker, injector),
+      ...this.clock(worker),
       log: this.log,
       metrics: this.metrics,
-      now: this.now,
     });
   }
 

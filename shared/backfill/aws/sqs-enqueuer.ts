@@ -1,10 +1,11 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   SendMessageBatchCommand,
   type SendMessageBatchCommandOutput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { ObjectRef } from '../../ingestion/model.ts';
+import { backoffDelay } from '../../kernel/backoff.ts';
+import { type Clock, systemClock } from '../../kernel/clock.ts';
 import { classifyAwsError, DefiniteFailureError, ThrottledError } from '../../kernel/errors.ts';
 import type { Enqueuer } from '../ports.ts';
 
@@ -51,9 +52,12 @@ export interface SqsEnqueuerOptions {
   readonly maxBytes?: number;
   /** First backoff between sends of refused entries; doubles per attempt, full jitter. @default 100 */
   readonly retryBaseMs?: number;
+  /** @default systemClock */
+  readonly clock?: Clock;
 }
 
 const SEND_ATTEMPTS = 6;
+const RETRY_CAP_MS = 5_000;
 const SQS_MAX_BYTES = 262_144;
 const SQS_MAX_ENTRIES = 10;
 
@@ -103,16 +107,18 @@ function throttled(operation: string, detail: string): ThrottledError {
  */
 export class SqsEnqueuer implements Enqueuer {
   private readonly maxBytes: number;
+  private readonly clock: Clock;
 
   constructor(private readonly options: SqsEnqueuerOptions) {
     this.maxBytes = options.maxBytes ?? SQS_MAX_BYTES;
+    this.clock = options.clock ?? systemClock;
   }
 
   async enqueue(files: readonly ObjectRef[], origin: { table: string; run: string }): Promise<void> {
     let pending = this.pack(files.map((f) => backfillRecord(f, origin)));
+    const backoff = { base: this.options.retryBaseMs ?? 100, cap: RETRY_CAP_MS, jitter: 'full' } as const;
     for (let attempt = 1; pending.length > 0; attempt++) {
-      if (attempt > 1)
-        await sleep(Math.random() * Math.min(5_000, (this.options.retryBaseMs ?? 100) * 2 ** attempt));
+      if (attempt > 1) await this.clock.sleep(backoffDelay(backoff, attempt, this.clock.random));
       const again: Message[] = [];
       const codes = new Set<string>();
       for (const request of this.requests(pending)) {

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
@@ -16,6 +15,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type Backoff, backoffDelay } from '../../kernel/backoff.ts';
+import { type Clock, systemClock } from '../../kernel/clock.ts';
 import {
   classifyAwsError,
   isThrottle,
@@ -36,6 +37,7 @@ import {
   type SealedIndexKey,
   type SealRequest,
   type SealResult,
+  TRANSACTION_RETRY,
 } from '../ledger.ts';
 import {
   batchKey,
@@ -51,6 +53,8 @@ import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord
 export interface DynamoDbLedgerOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
+  /** Backoff between retries of a transaction or of unprocessed keys. @default systemClock */
+  readonly clock?: Clock;
 }
 
 type Item = Record<string, unknown>;
@@ -101,8 +105,8 @@ const TRANSIENT_REASONS = new Set([
   'ProvisionedThroughputExceeded',
   'RequestLimitExceeded',
 ]);
-/** Attempts of one transaction whose cancellation was transient, inside one invocation. */
-const TRANSACTION_ATTEMPTS = 5;
+/** Unprocessed BatchGetItem keys are asked for again after 100 ms, 200 ms ... at most 2 s (full jitter). */
+const UNPROCESSED_BACKOFF: Backoff = { base: 50, cap: 2_000, jitter: 'full' };
 
 /** True when the cancellation has no refusal in it, only conflicts or throttles (then retry it). */
 function cancelledTransiently(error: TransactionCanceledException): boolean {
@@ -110,15 +114,14 @@ function cancelledTransiently(error: TransactionCanceledException): boolean {
   return codes.some((code) => TRANSIENT_REASONS.has(code)) && !codes.includes('ConditionalCheckFailed');
 }
 
-/** Full jitter: concurrent committers that conflicted do not meet again at the same moment. */
-const jitter = (attempt: number) => sleep(Math.random() * Math.min(1000, 25 * 2 ** attempt));
-
 /** The ledger in one DynamoDB table (pk, sk strings; one sparse GSI over batch items only). */
 export class DynamoDbLedger implements Ledger, LedgerQueries {
   private readonly doc: DynamoDBDocumentClient;
   private readonly tableName: string;
+  private readonly clock: Clock;
 
   constructor(options: DynamoDbLedgerOptions) {
+    this.clock = options.clock ?? systemClock;
     this.doc = DynamoDBDocumentClient.from(options.client, {
       marshallOptions: { removeUndefinedValues: true },
     });
@@ -145,8 +148,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
 
   /**
    * A TransactWriteItems whose transient refusals (a concurrent transaction on the same item, a throttle)
-   * are retried here with backoff: failing the FIFO message instead would hold the table for a
-   * visibility timeout. Refusals (ConditionalCheckFailed) and other errors are the caller's.
+   * are retried here (TRANSACTION_RETRY). Refusals (ConditionalCheckFailed) and other errors are the caller's.
    */
   private async transact(input: ConstructorParameters<typeof TransactWriteCommand>[0]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -158,8 +160,8 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         const transient = isCancelled(error)
           ? cancelledTransiently(error)
           : isThrottle(error) && !mayHaveBeenApplied(error);
-        if (!transient || attempt >= TRANSACTION_ATTEMPTS) throw error;
-        await jitter(attempt);
+        if (!transient || attempt >= TRANSACTION_RETRY.attempts) throw error;
+        await this.clock.sleep(backoffDelay(TRANSACTION_RETRY.backoff, attempt, this.clock.random));
       }
     }
   }
@@ -506,7 +508,8 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     for (let i = 0; i < identities.length; i += 100) {
       let keys: Item[] = [...new Set(identities.slice(i, i + 100))].map((id) => fileKey(table, id));
       for (let attempt = 0; keys.length > 0; attempt++) {
-        if (attempt > 0) await sleep(Math.min(2000, 50 * 2 ** attempt) * Math.random());
+        if (attempt > 0)
+          await this.clock.sleep(backoffDelay(UNPROCESSED_BACKOFF, attempt, this.clock.random));
         // BatchGetItem returns throttled keys as UnprocessedKeys: still throttled after every retry, the
         // caller (the backfill step) is retried later, with backoff, by the state machine.
         if (attempt > 8) throw new ThrottledError(`read ledger: ${keys.length} keys left unprocessed`);

@@ -16,7 +16,7 @@ import type {
   SealRequest,
   SealResult,
 } from '../../../shared/ingestion/ledger.ts';
-import { reservedBatchIds } from '../../../shared/ingestion/ledger.ts';
+import { reservedBatchIds, TRANSACTION_RETRY } from '../../../shared/ingestion/ledger.ts';
 import {
   batchKey,
   fileKey,
@@ -32,6 +32,7 @@ import type {
   QuarantineEntry,
   TableRecord,
 } from '../../../shared/ingestion/model.ts';
+import { backoffDelay } from '../../../shared/kernel/backoff.ts';
 import {
   classifyAwsError,
   type InletError,
@@ -101,7 +102,7 @@ export class SimLedger implements Ledger, LedgerQueries {
 
   /**
    * As the adapter's `transact`: a cancellation that is only conflicts or throttles, or a throttle no
-   * attempt of which may have applied, is retried with full jitter (5 attempts); the sleep is simulated.
+   * attempt of which may have applied, is retried as TRANSACTION_RETRY says; the sleep is simulated.
    */
   private async transact(op: string, apply: () => void): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -112,8 +113,8 @@ export class SimLedger implements Ledger, LedgerQueries {
         const transient = named(error, 'TransactionCanceledException')
           ? cancelledTransiently(error)
           : isThrottle(error) && !mayHaveBeenApplied(error);
-        if (!transient || attempt >= 5) throw error;
-        await this.ctx.sleep(this.ctx.random() * Math.min(1000, 25 * 2 ** attempt));
+        if (!transient || attempt >= TRANSACTION_RETRY.attempts) throw error;
+        await this.ctx.sleep(backoffDelay(TRANSACTION_RETRY.backoff, attempt, this.ctx.random));
       }
     }
   }

@@ -13,6 +13,7 @@ import { CheckpointWriter } from '../../../shared/bronze/checkpoint.ts';
 import type { AddAction } from '../../../shared/bronze/log-state.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
@@ -91,6 +92,7 @@ describe('the log is listed from the last checkpoint on', () => {
       cursors: new MemoryCursors(),
       manifestBucket: 'mb',
       log: silentLog,
+      ...systemClock,
       now: () => 0,
     });
     for (let v = 1; v <= 61; v++) {

@@ -5,6 +5,7 @@ import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { checkpointDue, loadSnapshot, writeCheckpoint } from '../../../shared/bronze/snapshot.ts';
 import { readBronzeTable } from '../../../shared/bronze/table-state.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
@@ -22,6 +23,7 @@ function setup(checkpointInterval: number) {
     cursors,
     manifestBucket: 'mb',
     log: silentLog,
+    ...systemClock,
     now: () => 0,
   });
   /** Manifest version v: two good rows and one unparseable line (rescued). */

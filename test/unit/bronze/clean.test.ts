@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { DEFAULT_PART_LIMITS } from '../../../shared/bronze/write-version.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import type { ConfigError } from '../../../shared/kernel/errors.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
@@ -136,6 +137,7 @@ function twoTables() {
     },
     manifestBucket: 'mb',
     log: silentLog,
+    ...systemClock,
     now: () => now,
     parts: { ...DEFAULT_PART_LIMITS, maxFiles: 1 },
   });

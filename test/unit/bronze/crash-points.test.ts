@@ -9,6 +9,7 @@ import { applyCommit, emptyLogState } from '../../../shared/bronze/log-state.ts'
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { DEFAULT_PART_LIMITS, type PartLimits } from '../../../shared/bronze/write-version.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
@@ -77,6 +78,7 @@ function sinkOf(w: ReturnType<typeof world>, plan: CrashPlan, parts?: PartLimits
     cursors: plan.wrap('cursors', w.cursors),
     manifestBucket: 'mb',
     log: silentLog,
+    ...systemClock,
     now: () => 0,
   });
 }

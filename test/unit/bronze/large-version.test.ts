@@ -7,6 +7,7 @@ import type { ReadIdentity } from '../../../shared/bronze/ports.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { loadSnapshot } from '../../../shared/bronze/snapshot.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
@@ -89,6 +90,7 @@ function world(latencyMs: number) {
     cursors,
     manifestBucket: 'mb',
     log: silentLog,
+    ...systemClock,
     now: () => clock.now,
   });
   /**

@@ -21,6 +21,7 @@ import { DEFAULT_PART_LIMITS, writePart } from '../../../shared/bronze/write-ver
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import { buildManifest } from '../../../shared/ingestion/manifest.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import type { PutIfAbsentResult } from '../../../shared/kernel/put-if-absent.ts';
 
 /**
@@ -270,10 +271,16 @@ export async function writeVersion(
       rowGroupRows: input.rowGroupRows,
     },
   );
-  const outcome = await commitAtNextVersion({ delta: deps.delta }, head, table, prepared.body, {
-    manifestVersion: manifest.version - 1,
-    filesDone: 0,
-  });
+  const outcome = await commitAtNextVersion(
+    { ...systemClock, delta: deps.delta },
+    head,
+    table,
+    prepared.body,
+    {
+      manifestVersion: manifest.version - 1,
+      filesDone: 0,
+    },
+  );
   if (outcome.kind !== 'committed') throw new Error(`the version was not committed: ${outcome.kind}`);
   return {
     deltaVersion: outcome.version,

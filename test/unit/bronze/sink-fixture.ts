@@ -9,6 +9,7 @@ import { SinkTable } from '../../../shared/bronze/sink.ts';
 import type { PartLimits } from '../../../shared/bronze/write-version.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
@@ -88,6 +89,7 @@ export function sinkSetup(
     cleaner,
     manifestBucket: 'mb',
     log: silentLog,
+    ...systemClock,
     now: () => now,
     parts: options.parts,
   });

@@ -3,6 +3,7 @@ import { NewColumnsError } from '../../../shared/bronze/errors.ts';
 import { makeSinkHandler } from '../../../shared/bronze/sink-handler.ts';
 import type { MessageVisibility, RetryLater } from '../../../shared/ingestion/batch-store.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { InletError } from '../../../shared/kernel/errors.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
@@ -40,6 +41,7 @@ function setup(now: () => number = () => 0, lease?: MessageVisibility) {
     cursors,
     manifestBucket: 'mb',
     log: silentLog,
+    ...systemClock,
     now,
     nudger: { nudge: async (table, after) => void nudges.push([table, after]) },
     metrics: new MemoryMetrics(),
@@ -144,6 +146,7 @@ describe('one table cannot stall another (F8)', () => {
       cursors: new MemoryCursors(),
       manifestBucket: 'mb',
       log: silentLog,
+      ...systemClock,
       now: () => 0,
       random: () => 1,
       nudger: { nudge: async () => {} },

@@ -3,6 +3,7 @@ import type { CleanOutcome, LandingCleaner, SinkCursor } from '../../../shared/b
 import { makeSinkHandler } from '../../../shared/bronze/sink-handler.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { type Log, silentLog } from '../../../shared/kernel/log.ts';
 import { METRIC, MemoryMetrics } from '../../../shared/kernel/metrics.ts';
@@ -75,6 +76,7 @@ function setup(
     cleaner: options.cleaner ?? new Cleaner(),
     manifestBucket: 'mb',
     log: options.log ?? silentLog,
+    ...systemClock,
     now: options.now ?? (() => Date.parse('2026-12-30T00:00:00.000Z')),
     nudger: { nudge: async () => {} },
     metrics,

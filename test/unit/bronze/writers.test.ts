@@ -12,6 +12,7 @@ import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { loadSnapshot } from '../../../shared/bronze/snapshot.ts';
 import { protocolChange, protocolProblems } from '../../../shared/bronze/table-features.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
+import { systemClock } from '../../../shared/kernel/clock.ts';
 import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
@@ -32,6 +33,7 @@ function setup(location?: string) {
       cursors,
       manifestBucket: 'mb',
       log: silentLog,
+      ...systemClock,
       now: () => 0,
       sleep: async () => undefined,
     });

@@ -33,7 +33,7 @@ it('the claim deadline follows the Lambda remaining time: late claims are deferr
     config: h.config,
     log: h.log,
     metrics: h.metrics,
-    now: h.now,
+    ...h.clock(),
     retries: { retryLater: async (later) => void retries.push(...later) },
   });
   const started = h.now();
@@ -70,7 +70,7 @@ it('a short Lambda timeout still claims: the time kept for sealing is at most ha
     config: h.config,
     log: h.log,
     metrics: h.metrics,
-    now: h.now,
+    ...h.clock(),
   });
   const started = h.now();
   const context = { getRemainingTimeInMillis: () => 5_000 - (h.now() - started) };

@@ -90,7 +90,7 @@ describe('protocol under races and crashes', () => {
       config: h.config,
       log: h.log,
       metrics: new MemoryMetrics(),
-      now: h.now,
+      ...h.clock(),
     });
     const zombieRun = zombie(event('z'));
     await h.run(gate.arrived);
@@ -154,7 +154,7 @@ describe('protocol under races and crashes', () => {
       config: h.config,
       log: h.log,
       metrics: h.metrics,
-      now: h.now,
+      ...h.clock(),
     });
   }
 
@@ -249,7 +249,7 @@ describe('protocol under races and crashes', () => {
     const sealed = await h.ledger.listSealedBatches('orders', Number.MAX_SAFE_INTEGER);
     const secondBatch = sealed.find((b) => b.batchId !== pending?.batchId);
     if (!secondBatch) throw new Error('second batch was not sealed');
-    const committer = new CommitBatch({ ...h.ports(), log: h.log, now: h.now });
+    const committer = new CommitBatch({ ...h.ports(), log: h.log, ...h.clock() });
     const outcome = await h.run(committer.commit('orders', secondBatch.batchId));
     expect(outcome).toMatchObject({ result: 'committed', version: 2, finishedPending: [1] });
     // The crashed request comes back later and finds its batch committed.
