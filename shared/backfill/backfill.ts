@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import picomatch from 'picomatch';
 import type { Ledger } from '../ingestion/ledger.ts';
 import type { FileRef, ObjectRef } from '../ingestion/model.ts';
@@ -5,7 +6,6 @@ import { Router } from '../ingestion/routing.ts';
 import type { PipelineConfig } from '../kernel/config.ts';
 import type { Log } from '../kernel/log.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
-import { mapLimit } from './concurrency.ts';
 import { identityColumnProblems } from './inventory-report.ts';
 import { givenInventoryProblems, inventoryPartitions } from './inventory-source.ts';
 import { pageSource } from './page-source.ts';
@@ -280,7 +280,9 @@ export class BackfillRun {
     for (let i = 0; i < files.length; i += 100) chunks.push(files.slice(i, i + 100).map((f) => f.identity));
     const known = new Set(
       (
-        await mapLimit(chunks, LOOKUP_CONCURRENCY, (ids) => this.deps.ledger.knownIdentities(plan.table, ids))
+        await pLimit(LOOKUP_CONCURRENCY).map(chunks, (ids) =>
+          this.deps.ledger.knownIdentities(plan.table, ids),
+        )
       ).flatMap((set) => [...set]),
     );
     const fresh = files.filter((f) => !known.has(f.identity));

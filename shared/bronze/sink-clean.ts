@@ -1,5 +1,5 @@
+import pLimit from 'p-limit';
 import type { BatchStore } from '../ingestion/batch-store.ts';
-import { mapLimit } from '../ingestion/commit-group.ts';
 import { tailVersions } from '../ingestion/manifest-tail.ts';
 import type { ObjectRef } from '../ingestion/model.ts';
 import { Router } from '../ingestion/routing.ts';
@@ -129,7 +129,7 @@ async function cleanVersion(
   let left = 0;
   let complete = true;
   let error: unknown;
-  await mapLimit(files, CONCURRENCY, async (file) => {
+  await pLimit(CONCURRENCY).map(files, async (file) => {
     if (error !== undefined || deps.now() >= deadline) {
       complete = false;
       return;
@@ -199,7 +199,7 @@ class OtherTables {
         .filter((f) => f.table !== this.table)
         .map((f) => ({ file, other: f.table, identity: f.identity }));
     });
-    const results = await mapLimit(checks, CONCURRENCY, async (c) => ({
+    const results = await pLimit(CONCURRENCY).map(checks, async (c) => ({
       ...c,
       why: await this.why(c.other, c.identity),
     }));

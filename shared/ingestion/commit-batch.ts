@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import type { Clock } from '../kernel/clock.ts';
 import {
   BatchNotSealedError,
@@ -7,7 +8,7 @@ import {
 } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
 import type { BatchStore, EventPublisher } from './batch-store.ts';
-import { DEFAULT_GROUP_LIMITS, type GroupLimits, mapLimit, selectGroup } from './commit-group.ts';
+import { DEFAULT_GROUP_LIMITS, type GroupLimits, selectGroup } from './commit-group.ts';
 import { sameIds, writeManifest } from './commit-manifest.ts';
 import { type CommittedVersion, GROUP_CONCURRENCY, type Member, publishCommitted } from './commit-publish.ts';
 import { type Ledger, reservedBatchIds } from './ledger.ts';
@@ -177,7 +178,7 @@ export class CommitBatch {
     try {
       manifest = await read(() => this.deps.store.getManifest(batch.table, version));
       const ids = manifest?.batchIds.includes(batch.batchId) ? manifest.batchIds : [batch.batchId];
-      batches = await mapLimit(ids, GROUP_CONCURRENCY, async (id) =>
+      batches = await pLimit(GROUP_CONCURRENCY).map(ids, async (id) =>
         id === batch.batchId ? batch : read(() => this.deps.ledger.getBatch(batch.table, id)),
       );
     } catch (error) {
@@ -248,12 +249,11 @@ export class CommitBatch {
     const members: Member[] =
       pending.stagedKeys?.length === ids.length
         ? ids.map((batchId, i) => ({ batchId, stagedKey: pending.stagedKeys?.[i] }))
-        : await mapLimit(
+        : await pLimit(GROUP_CONCURRENCY).map(
             ids,
-            GROUP_CONCURRENCY,
             async (id) => known.get(id) ?? this.requireBatch(table, id, run),
           );
-    const lists = await mapLimit(members, GROUP_CONCURRENCY, async ({ batchId, stagedKey }) => {
+    const lists = await pLimit(GROUP_CONCURRENCY).map(members, async ({ batchId, stagedKey }) => {
       if (!stagedKey) throw new BatchNotSealedError(table, batchId, 'a batch without a staged list');
       try {
         return await read(() => store.getStagedList(stagedKey));

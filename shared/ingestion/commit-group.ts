@@ -71,18 +71,3 @@ export function selectGroup(
   }
   return group;
 }
-
-/** `fn` over `items`, at most `limit` at a time, results in input order. */
-export async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
-  });
-  await Promise.all(workers);
-  return results;
-}

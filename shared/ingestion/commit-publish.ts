@@ -1,6 +1,6 @@
+import pLimit from 'p-limit';
 import type { Log } from '../kernel/log.ts';
 import type { BatchStore, EventPublisher } from './batch-store.ts';
-import { mapLimit } from './commit-group.ts';
 import type { Ledger } from './ledger.ts';
 import { manifestKey } from './manifest.ts';
 
@@ -45,7 +45,7 @@ export async function publishCommitted(
   const [first] = version.batches;
   if (!first) return true;
   try {
-    await mapLimit(version.batches, GROUP_CONCURRENCY, async (b) => {
+    await pLimit(GROUP_CONCURRENCY).map(version.batches, async (b) => {
       if (b.stagedKey) await store.deleteStagedList(b.stagedKey);
     });
     await events.batchCommitted({
@@ -59,7 +59,7 @@ export async function publishCommitted(
       committedAt: version.committedAt,
     });
     const at = new Date(deps.now()).toISOString();
-    await mapLimit(version.batches, GROUP_CONCURRENCY, (b) =>
+    await pLimit(GROUP_CONCURRENCY).map(version.batches, (b) =>
       ledger.markPublished(version.table, b.batchId, at),
     );
     return true;
