@@ -19,7 +19,7 @@ import {
 import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
+import { bronzeLocation } from '../shared/bronze/config.ts';
 import { batchKey, fileKey, sinkCursorKey, tableKey } from '../shared/ingestion/ledger-keys.ts';
 import { mayShareKeys, routedKeys } from '../shared/ingestion/table-overlap.ts';
 import type { PipelineConfig, TableConfig } from '../shared/kernel/config.ts';
@@ -32,6 +32,7 @@ import {
   SERVICE,
 } from '../shared/kernel/names.ts';
 import { projectRoot } from '../shared/kernel/project-root.ts';
+import { parseS3Prefix } from '../shared/kernel/s3-url.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
 import type { StatefulResources } from './stateful.ts';
 
@@ -203,7 +204,7 @@ export class BronzeSink extends Construct {
       const landingArn = landingOf(table);
       allow(['s3:DeleteObject', 's3:DeleteObjectVersion'], [`${landingArn}/${table.prefix}*`]);
       if (clean.moveTo) {
-        const to = parseS3Url(clean.moveTo);
+        const to = parseS3Prefix(clean.moveTo);
         // PutObject covers CopyObject and a multipart copy's create, part copies and complete (a file over
         // 5 GB); Abort frees a failed one's parts. Reading the source is the landing grant above.
         // Tags: a CopyObject copies a tagged source's tags (read there, written here), and a multipart move

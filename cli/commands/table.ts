@@ -2,6 +2,7 @@ import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
 import { typeText } from '../../shared/bronze/delta-types.ts';
 import { allColumns } from '../../shared/bronze/schema.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
+import { parseS3Prefix } from '../../shared/kernel/s3-url.ts';
 import { CliError } from '../errors.ts';
 import { type CliTarget, requireTable } from '../target.ts';
 
@@ -20,9 +21,13 @@ export async function table(
     throw new CliError(
       `table '${name}' has no bronze location here: it has no bronze sink, or pass --location s3://bucket/prefix`,
     );
-  const match = /^s3:\/\/([^/]+)\/?(.*)$/.exec(location);
-  if (!match) throw new CliError(`--location must be s3://bucket/prefix, not '${location}'`);
-  const delta = new S3DeltaStore(target.clients.s3, match[1] ?? '', (match[2] ?? '').replace(/\/+$/, ''));
+  let at: { bucket: string; prefix: string };
+  try {
+    at = parseS3Prefix(location);
+  } catch {
+    throw new CliError(`--location must be s3://bucket/prefix, not '${location}'`);
+  }
+  const delta = new S3DeltaStore(target.clients.s3, at.bucket, at.prefix);
   const state = await readBronzeTable(name, delta);
   const result = {
     table: name,

@@ -1,6 +1,7 @@
 import picomatch from 'picomatch';
 import type { PipelineConfig, TableConfig } from '../kernel/config.ts';
 import { InletError } from '../kernel/errors.ts';
+import { parseS3Url } from '../kernel/s3-url.ts';
 import * as z from '../kernel/zod.ts';
 import { issueLines } from '../kernel/zod.ts';
 import { prefixesInWindow } from './key-time.ts';
@@ -296,9 +297,4 @@ export function planBackfill(
     },
     ...(input.resume ? { resume: input.resume } : {}),
   };
-}
-
-function parseS3Url(url: string): { bucket: string; key: string } {
-  const match = /^s3:\/\/([^/]+)\/(.+)$/.exec(url);
-  return { bucket: match?.[1] ?? '', key: match?.[2] ?? '' };
 }

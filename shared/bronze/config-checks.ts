@@ -12,8 +12,9 @@
 
 import { type KeyPattern, mayShareKeys, routedKeys } from '../ingestion/table-overlap.ts';
 import type { TableConfig } from '../kernel/config.ts';
+import { parseS3Prefix } from '../kernel/s3-url.ts';
 import { archivePrefix } from './archive-key.ts';
-import { bronzeLocation, type CleanSourceConfig, parseS3Url } from './config.ts';
+import { bronzeLocation, type CleanSourceConfig } from './config.ts';
 
 export interface KnownBuckets {
   /** The landing bucket's name, when known (an imported bucket); tables without `bucket` read it. */
@@ -64,7 +65,7 @@ function cleanSourceProblems(
       );
   }
   if (clean.action === 'move' && clean.moveTo) {
-    const to = parseS3Url(clean.moveTo);
+    const to = parseS3Prefix(clean.moveTo);
     const source = table.bucket ?? known.landingBucket;
     // <moveTo prefix>/<source bucket>/..., ending with the original key: the part known here.
     const moved: KeyPattern = {

@@ -1,3 +1,4 @@
+import { parseS3Prefix } from '../kernel/s3-url.ts';
 import * as z from '../kernel/zod.ts';
 import { nameProblem } from './delta-types.ts';
 
@@ -144,20 +145,11 @@ export const bronzeConfigSchema = z
 export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;
 export type BronzeConfigInput = z.input<typeof bronzeConfigSchema>;
 
-/** `s3://bucket/prefix/` -> bucket and prefix without a trailing slash. */
-export function parseS3Url(url: string): { bucket: string; prefix: string } {
-  const rest = url.slice('s3://'.length);
-  const slash = rest.indexOf('/');
-  const bucket = slash < 0 ? rest : rest.slice(0, slash);
-  const prefix = slash < 0 ? '' : rest.slice(slash + 1).replace(/\/+$/, '');
-  return { bucket, prefix };
-}
-
 /** Where a table's Delta table lives: its configured location or the default under the manifest bucket. */
 export function bronzeLocation(
   table: string,
   config: Pick<BronzeConfig, 'location'>,
   manifestBucket: string,
 ): { bucket: string; prefix: string } {
-  return parseS3Url(config.location ?? `s3://${manifestBucket}/${table}/_bronze`);
+  return parseS3Prefix(config.location ?? `s3://${manifestBucket}/${table}/_bronze`);
 }

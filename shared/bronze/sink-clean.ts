@@ -5,7 +5,8 @@ import type { ObjectRef } from '../ingestion/model.ts';
 import { Router } from '../ingestion/routing.ts';
 import type { PipelineConfig } from '../kernel/config.ts';
 import type { Log } from '../kernel/log.ts';
-import { type CleanSourceConfig, parseS3Url } from './config.ts';
+import { parseS3Prefix } from '../kernel/s3-url.ts';
+import type { CleanSourceConfig } from './config.ts';
 import type { ArchiveTarget, CleanOutcome, FileClaims, LandingCleaner, SinkCursorStore } from './ports.ts';
 import { sourceUrl, type VersionReads } from './version-reads.ts';
 
@@ -167,7 +168,7 @@ function archiveTarget(
 ): ArchiveTarget | undefined {
   if (clean.action !== 'move' || !clean.moveTo) return undefined;
   const allowOverwrites = config.tables.find((t) => t.name === table)?.allowOverwrites ?? false;
-  return { ...parseS3Url(clean.moveTo), perWrite: allowOverwrites };
+  return { ...parseS3Prefix(clean.moveTo), perWrite: allowOverwrites };
 }
 
 /**
