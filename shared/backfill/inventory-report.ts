@@ -3,6 +3,7 @@
 // files, one object version per line. Reading them from S3 is the adapter's (aws/s3-inventory-reader.ts); what they must
 // hold, and what a row means, is here.
 import { createHash } from 'node:crypto';
+import { CsvParser } from '../kernel/csv.ts';
 import { InletError } from '../kernel/errors.ts';
 import * as z from '../kernel/zod.ts';
 import type { ListedObject } from './ports.ts';
@@ -117,36 +118,18 @@ export function identityColumnProblems(
   ];
 }
 
-/** One CSV line into fields: S3 Inventory quotes every field ("a","b"), doubling quotes inside. */
+/**
+ * One line of a data file into its fields (the project's one CSV parser): S3 Inventory quotes every field,
+ * doubling quotes inside, and URL-encodes keys, so a row never spans lines.
+ */
 export function parseCsvLine(line: string): string[] {
-  const fields: string[] = [];
-  let i = 0;
-  while (i <= line.length) {
-    if (line[i] === '"') {
-      let value = '';
-      i++;
-      for (;;) {
-        const quote = line.indexOf('"', i);
-        if (quote < 0) throw new InventoryReportError('inventory: unterminated quoted field');
-        value += line.slice(i, quote);
-        if (line[quote + 1] === '"') {
-          value += '"';
-          i = quote + 2;
-        } else {
-          i = quote + 1;
-          break;
-        }
-      }
-      fields.push(value);
-      i++; // the comma
-    } else {
-      const comma = line.indexOf(',', i);
-      const end = comma < 0 ? line.length : comma;
-      fields.push(line.slice(i, end));
-      i = end + 1;
-    }
-  }
-  return fields;
+  const csv = new CsvParser();
+  const rows = [...csv.write(line)];
+  const end = csv.end();
+  if (end.kind === 'unterminated') throw new InventoryReportError('inventory: unterminated quoted field');
+  if (end.row) rows.push(end.row);
+  if (rows.length > 1) throw new InventoryReportError('inventory: a line break in a row');
+  return [...(rows[0]?.fields ?? [''])];
 }
 
 /**

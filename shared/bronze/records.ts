@@ -1,3 +1,4 @@
+import { CsvParser, type CsvRow } from '../kernel/csv.ts';
 import type { BronzeType } from './delta-types.ts';
 import { parseJson } from './json-parse.ts';
 import type { Column } from './schema.ts';
@@ -137,37 +138,26 @@ async function* jsonDocument(
 }
 
 /**
- * RFC 4180 CSV with a header line: quoted fields may hold commas, `""` and newlines. A row whose field
- * count differs from the header's is rescued whole. Every value is a string; types come from inference.
+ * CSV with a header line (shared/kernel/csv.ts: RFC 4180, quoted fields may hold commas, `""` and line
+ * breaks). A row whose field count differs from the header's, or longer than MAX_RECORD_BYTES, is rescued
+ * whole; an empty line is skipped. Every value is a string; types come from inference.
  */
 async function* csvRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceRecord> {
   let header: string[] | undefined;
-  let fields: string[] = [];
-  let field = '';
-  let quoted = false;
-  let raw = '';
-  let rowBytes = 0;
-  let tooLong = false;
+  const csv = new CsvParser({ maxRowChars: MAX_RECORD_BYTES, rawKeep: RAW_KEEP });
   const decoder = new TextDecoder('utf-8');
 
-  function* endRow(): Generator<SourceRecord> {
-    fields.push(field);
-    const rowRaw = raw;
-    const row = fields;
-    fields = [];
-    field = '';
-    raw = '';
-    rowBytes = 0;
-    if (tooLong) {
-      tooLong = false;
-      yield { kind: 'corrupt', raw: clip(rowRaw), reason: `record longer than ${MAX_RECORD_BYTES} bytes` };
+  function* record(row: CsvRow): Generator<SourceRecord> {
+    if (row.tooLong) {
+      yield { kind: 'corrupt', raw: clip(row.raw), reason: `record longer than ${MAX_RECORD_BYTES} bytes` };
       return;
     }
-    if (row.length === 1 && row[0] === '') return;
+    const { fields } = row;
+    if (fields.length === 1 && fields[0] === '') return;
     if (!header) {
       // A repeated header name would overwrite its twin's values: the second becomes `name_2`, and so on.
       const seen = new Map<string, number>();
-      header = row.map((raw) => {
+      header = fields.map((raw) => {
         const name = raw.trim();
         const n = (seen.get(name) ?? 0) + 1;
         seen.set(name, n);
@@ -175,55 +165,28 @@ async function* csvRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<So
       });
       return;
     }
-    if (row.length !== header.length) {
+    if (fields.length !== header.length) {
       yield {
         kind: 'corrupt',
-        raw: clip(rowRaw),
-        reason: `${row.length} fields where the header has ${header.length}`,
+        raw: clip(row.raw),
+        reason: `${fields.length} fields where the header has ${header.length}`,
       };
       return;
     }
     const values: Record<string, unknown> = {};
     header.forEach((name, i) => {
-      values[name] = row[i];
+      values[name] = fields[i];
     });
     yield { kind: 'row', values };
   }
 
-  const scan = function* (text: string): Generator<SourceRecord> {
-    for (let i = 0; i < text.length; i++) {
-      const c = text[i] as string;
-      rowBytes += 1;
-      if (rowBytes > MAX_RECORD_BYTES) tooLong = true;
-      else if (raw.length < RAW_KEEP) raw += c;
-      if (quoted) {
-        if (c === '"') {
-          if (text[i + 1] === '"') {
-            if (!tooLong) field += '"';
-            i += 1;
-            rowBytes += 1;
-          } else quoted = false;
-        } else if (!tooLong) field += c;
-      } else if (c === '"' && field === '') quoted = true;
-      else if (c === ',') {
-        fields.push(field);
-        field = '';
-      } else if (c === '\n') {
-        if (field.endsWith('\r')) field = field.slice(0, -1);
-        raw = raw.replace(/\r?\n$/, '');
-        yield* endRow();
-      } else if (!tooLong) field += c;
-    }
-  };
-
-  for await (const chunk of chunks) yield* scan(decoder.decode(chunk, { stream: true }));
-  yield* scan(decoder.decode());
-  if (quoted) {
-    quoted = false;
-    yield { kind: 'corrupt', raw: clip(raw), reason: 'unterminated quoted field at end of file' };
-    return;
-  }
-  if (field !== '' || fields.length > 0) yield* endRow();
+  for await (const chunk of chunks)
+    for (const row of csv.write(decoder.decode(chunk, { stream: true }))) yield* record(row);
+  for (const row of csv.write(decoder.decode())) yield* record(row);
+  const end = csv.end();
+  if (end.kind === 'unterminated')
+    yield { kind: 'corrupt', raw: clip(end.raw), reason: 'unterminated quoted field at end of file' };
+  else if (end.row) yield* record(end.row);
 }
 
 /** The records of one landing file, streamed. */

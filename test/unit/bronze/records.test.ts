@@ -70,6 +70,32 @@ describe('bronze record readers', () => {
     expect(records[0]).toMatchObject({ raw: '1,a,extra', reason: '3 fields where the header has 2' });
   });
 
+  it('reads the same CSV records wherever the body is cut into chunks: a doubled quote, a CRLF or a multibyte character across a cut', async () => {
+    const text = '\uFEFFid,note\r\n1,"a ""b"" c"\r\n2,"żółw\r\nline2"\r\n3,""\r\n';
+    const expected = [
+      { kind: 'row', values: { id: '1', note: 'a "b" c' } },
+      { kind: 'row', values: { id: '2', note: 'żółw\r\nline2' } },
+      { kind: 'row', values: { id: '3', note: '' } },
+    ];
+    const bytes = new TextEncoder().encode(text).length;
+    for (let chunk = 1; chunk <= bytes; chunk++)
+      expect(await read('csv', text, chunk), `chunks of ${chunk} bytes`).toEqual(expected);
+  });
+
+  it('keeps a carriage return inside quotes at the end of a field: only the line ending is dropped', async () => {
+    expect(await read('csv', 'id,note\n1,"a\r"\n2,"b\r"\r\n', 64)).toEqual([
+      { kind: 'row', values: { id: '1', note: 'a\r' } },
+      { kind: 'row', values: { id: '2', note: 'b\r' } },
+    ]);
+  });
+
+  it('rescues a CSV row as it was written: doubled quotes stay doubled in the rescued text', async () => {
+    const records = await read('csv', 'id,note\n1,"a ""b""",extra\n', 64);
+    expect(records).toEqual([
+      { kind: 'corrupt', raw: '1,"a ""b""",extra', reason: '3 fields where the header has 2' },
+    ]);
+  });
+
   it('keeps both values of a repeated CSV header name', async () => {
     const records = await read('csv', 'id,id,v\n1,2,3\n');
     expect(records).toEqual([{ kind: 'row', values: { id: '1', id_2: '2', v: '3' } }]);
