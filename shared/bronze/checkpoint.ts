@@ -1,13 +1,8 @@
 import { parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type {
-  AddAction,
-  LogState,
-  MetaDataAction,
-  ProtocolAction,
-  RemoveAction,
-  TxnAction,
-} from './log-state.ts';
+import { decodeAction, type StateAction } from './delta-actions.ts';
+import type { LogPlace } from './errors.ts';
+import { applyAction, type LogState } from './log-state.ts';
 import type { LogFileStream, RandomAccessObject } from './ports.ts';
 
 /**
@@ -112,12 +107,7 @@ const CHECKPOINT_SCHEMA = [
 const big = (n: number | null | undefined) => (n === null || n === undefined ? null : BigInt(n));
 
 /** One checkpoint row: exactly one action set (PROTOCOL.md "Checkpoints": one action per row). */
-export type LogAction =
-  | { readonly protocol: ProtocolAction }
-  | { readonly metaData: MetaDataAction }
-  | { readonly txn: TxnAction }
-  | { readonly add: AddAction }
-  | { readonly remove: RemoveAction };
+export type LogAction = StateAction;
 
 const COLUMNS = ['protocol', 'metaData', 'txn', 'add', 'remove'] as const;
 type Column = (typeof COLUMNS)[number];
@@ -244,68 +234,77 @@ export class CheckpointWriter {
   }
 }
 
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v as bigint | number));
-/** hyparquet reads a map as a plain object (or null); keep it an object. */
-const record = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, string>) : {});
+/** A Parquet long (bigint) as the JSON number the action schemas check; null and absent stay so. */
+const num = (v: unknown) => (typeof v === 'bigint' ? Number(v) : v);
+/** hyparquet reads an absent map as null; the actions keep an empty one, as the writer wrote it. */
+const map = (v: unknown) => v ?? {};
+const defined = (entries: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
 
-function fromRow(row: Record<string, Record<string, unknown> | null | undefined>): LogAction[] {
-  const actions: LogAction[] = [];
+/**
+ * A checkpoint row's action in the shape its JSON commit had (longs as numbers, maps as objects, absent
+ * optional arrays absent), so the two replays compare equal, then checked by the same schema as a commit's.
+ */
+function fromRow(
+  place: LogPlace,
+  row: Record<string, Record<string, unknown> | null | undefined>,
+): StateAction[] {
+  const candidates: Array<[string, Record<string, unknown>]> = [];
   const { protocol, metaData, txn, add, remove } = row;
   if (protocol)
-    actions.push({
-      protocol: {
-        minReaderVersion: Number(protocol.minReaderVersion),
-        minWriterVersion: Number(protocol.minWriterVersion),
-        // Absent rather than null, as in the JSON commit (the two replays compare equal).
-        ...(Array.isArray(protocol.readerFeatures)
-          ? { readerFeatures: protocol.readerFeatures as string[] }
-          : {}),
-        ...(Array.isArray(protocol.writerFeatures)
-          ? { writerFeatures: protocol.writerFeatures as string[] }
-          : {}),
-      } satisfies ProtocolAction,
-    });
+    candidates.push([
+      'protocol',
+      defined({
+        minReaderVersion: protocol.minReaderVersion,
+        minWriterVersion: protocol.minWriterVersion,
+        readerFeatures: protocol.readerFeatures ?? undefined,
+        writerFeatures: protocol.writerFeatures ?? undefined,
+      }),
+    ]);
   if (metaData) {
     const format = (metaData.format ?? {}) as Record<string, unknown>;
-    actions.push({
-      metaData: {
-        id: String(metaData.id),
-        name: (metaData.name as string | null) ?? null,
-        // Absent rather than null, as in the JSON commit this sink wrote (the two replays compare equal).
-        ...(typeof metaData.description === 'string' ? { description: metaData.description } : {}),
-        format: { provider: String(format.provider ?? 'parquet'), options: record(format.options) },
-        schemaString: String(metaData.schemaString),
-        partitionColumns: (metaData.partitionColumns as string[] | null) ?? [],
-        configuration: record(metaData.configuration),
-        createdTime: num(metaData.createdTime),
-      },
-    });
+    candidates.push([
+      'metaData',
+      defined({
+        id: metaData.id,
+        name: metaData.name ?? null,
+        description: metaData.description ?? undefined,
+        format: { provider: format.provider ?? 'parquet', options: map(format.options) },
+        schemaString: metaData.schemaString,
+        partitionColumns: metaData.partitionColumns ?? [],
+        configuration: map(metaData.configuration),
+        createdTime: num(metaData.createdTime) ?? null,
+      }),
+    ]);
   }
   if (txn)
-    actions.push({
-      txn: { appId: String(txn.appId), version: Number(txn.version), lastUpdated: num(txn.lastUpdated) },
-    });
+    candidates.push([
+      'txn',
+      { appId: txn.appId, version: num(txn.version), lastUpdated: num(txn.lastUpdated) ?? null },
+    ]);
   if (add)
-    actions.push({
-      add: {
-        path: String(add.path),
-        partitionValues: record(add.partitionValues),
-        size: Number(add.size),
-        modificationTime: Number(add.modificationTime),
-        dataChange: Boolean(add.dataChange),
-        stats: (add.stats as string | null) ?? null,
-        tags: add.tags ? record(add.tags) : null,
+    candidates.push([
+      'add',
+      {
+        path: add.path,
+        partitionValues: map(add.partitionValues),
+        size: num(add.size),
+        modificationTime: num(add.modificationTime),
+        dataChange: add.dataChange,
+        stats: add.stats ?? null,
+        tags: add.tags ?? null,
       },
-    });
+    ]);
   if (remove)
-    actions.push({
-      remove: {
-        path: String(remove.path),
-        deletionTimestamp: num(remove.deletionTimestamp),
-        dataChange: Boolean(remove.dataChange),
+    candidates.push([
+      'remove',
+      {
+        path: remove.path,
+        deletionTimestamp: num(remove.deletionTimestamp) ?? null,
+        dataChange: remove.dataChange,
       },
-    });
-  return actions;
+    ]);
+  return candidates.map(([type, value]) => decodeAction(place, type, value) as StateAction);
 }
 
 /**
@@ -315,7 +314,9 @@ function fromRow(row: Record<string, Record<string, unknown> | null | undefined>
  */
 export async function* readCheckpointActions(
   file: RandomAccessObject,
-  columns: readonly Column[] = COLUMNS,
+  columns: readonly Column[],
+  /** The checkpoint's version and file name (and table), for errors. */
+  place: Omit<LogPlace, 'checkpoint'> & { readonly file: string },
 ): AsyncGenerator<LogAction> {
   const metadata = await parquetMetadataAsync(file);
   const present = new Set(parquetSchema(metadata).children.map((c) => c.element.name));
@@ -326,7 +327,10 @@ export async function* readCheckpointActions(
     const end = start + Number(group.num_rows);
     const rows = await parquetReadObjects({ file, metadata, columns: wanted, rowStart: start, rowEnd: end });
     start = end;
-    for (const row of rows) yield* fromRow(row as Record<string, Record<string, unknown> | null | undefined>);
+    for (const [i, row] of rows.entries()) {
+      const at = { ...place, checkpoint: { file: place.file, row: start - rows.length + i + 1 } };
+      yield* fromRow(at, row as Record<string, Record<string, unknown> | null | undefined>);
+    }
   }
 }
 
@@ -342,20 +346,8 @@ export function bytesObject(bytes: Uint8Array): RandomAccessObject {
 /** A checkpoint file read back whole into a state at `version` (tests and the simulation's checks). */
 export async function readCheckpoint(version: number, bytes: Uint8Array): Promise<LogState> {
   const state: LogState = { version, txns: new Map(), adds: new Map(), removes: new Map() };
-  for await (const action of readCheckpointActions(bytesObject(bytes))) applyAction(state, action);
+  const place = { version, file: checkpointName(version) };
+  for await (const action of readCheckpointActions(bytesObject(bytes), COLUMNS, place))
+    applyAction(state, action);
   return state;
-}
-
-/** One reconciled action onto a state (PROTOCOL.md "Action Reconciliation"). */
-export function applyAction(state: LogState, action: LogAction): void {
-  if ('protocol' in action) state.protocol = action.protocol;
-  else if ('metaData' in action) state.metaData = action.metaData;
-  else if ('txn' in action) state.txns.set(action.txn.appId, action.txn);
-  else if ('add' in action) {
-    state.adds.set(action.add.path, action.add);
-    state.removes.delete(action.add.path);
-  } else {
-    state.adds.delete(action.remove.path);
-    state.removes.set(action.remove.path, action.remove);
-  }
 }

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { InletError } from '../kernel/errors.ts';
 import {
+  type DeltaAction,
   type MetaDataAction,
   type ProtocolAction,
-  RESCUED_ROWS_TAG,
-  rowsOf,
+  parseActions,
+  serializeActions,
   type TxnAction,
-} from './log-state.ts';
+} from './delta-actions.ts';
+import { RESCUED_ROWS_TAG, rowsOf } from './log-state.ts';
 import type { DataFile } from './parquet-file.ts';
 import type { SinkPosition } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema, toDeltaSchemaString } from './schema.ts';
@@ -103,7 +105,7 @@ export function buildCommit(input: CommitInput): string {
   const rescued = input.files.reduce((sum, f) => sum + f.rescued, 0);
   const { from, to, of } = input.sourceFiles;
   const whole = from === 0 && to === of;
-  const actions: unknown[] = [
+  const actions: DeltaAction[] = [
     {
       commitInfo: {
         timestamp: input.timestamp,
@@ -167,7 +169,7 @@ export function buildCommit(input: CommitInput): string {
       },
     });
   }
-  return `${actions.map((a) => JSON.stringify(a)).join('\n')}\n`;
+  return serializeActions(actions);
 }
 
 /** What a committed log entry says, as far as the sink and `inlet table` need it. */
@@ -188,7 +190,8 @@ export interface CommitSummary {
   readonly bytes: number;
 }
 
-export function parseCommit(table: string, text: string): CommitSummary {
+/** A commit's summary (its actions decoded by their schemas; `version` only names it in an error). */
+export function parseCommit(table: string, text: string, version?: number): CommitSummary {
   const txns: TxnAction[] = [];
   let metaData: MetaDataAction | undefined;
   let protocol: ProtocolAction | undefined;
@@ -196,24 +199,15 @@ export function parseCommit(table: string, text: string): CommitSummary {
   let rescued = 0;
   let files = 0;
   let bytes = 0;
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const action = JSON.parse(line) as {
-      txn?: TxnAction;
-      metaData?: MetaDataAction;
-      protocol?: ProtocolAction;
-      add?: { stats?: string | null; size?: number };
-      commitInfo?: { inlet?: { rescuedRows?: number } };
-    };
-    if (action.txn) txns.push(action.txn);
-    if (action.metaData) metaData = action.metaData;
-    if (action.protocol) protocol = action.protocol;
-    if (action.add) {
+  for (const action of parseActions({ table, version }, text)) {
+    if ('txn' in action) txns.push(action.txn);
+    else if ('metaData' in action) metaData = action.metaData;
+    else if ('protocol' in action) protocol = action.protocol;
+    else if ('add' in action) {
       files += 1;
-      bytes += action.add.size ?? 0;
-      rows += rowsOf({ stats: action.add.stats });
-    }
-    if (action.commitInfo?.inlet?.rescuedRows) rescued += action.commitInfo.inlet.rescuedRows;
+      bytes += action.add.size;
+      rows += rowsOf(action.add);
+    } else if ('commitInfo' in action) rescued += action.commitInfo.inlet?.rescuedRows ?? 0;
   }
   const ids = [sinkAppId(table), sinkPartAppId(table)];
   return {

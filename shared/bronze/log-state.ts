@@ -1,53 +1,22 @@
+import {
+  type AddAction,
+  type MetaDataAction,
+  type ProtocolAction,
+  parseActions,
+  type RemoveAction,
+  type StateAction,
+  type TxnAction,
+} from './delta-actions.ts';
+import type { LogPlace } from './errors.ts';
+
+/** Per-file count of rows with `_rescued_data`, in the `add` action's `tags` so checkpoints keep it. */
+export const RESCUED_ROWS_TAG = 'inlet.rescuedRows';
+
 /**
  * A Delta table's state at one version: the reconciled actions (PROTOCOL.md "Action Reconciliation"), which
  * is exactly what a checkpoint stores. Built by replaying JSON commits onto an empty state or onto the state
  * read from a checkpoint.
  */
-
-export interface ProtocolAction {
-  readonly minReaderVersion: number;
-  readonly minWriterVersion: number;
-  /** Only with reader version 3 / writer version 7 (PROTOCOL.md "Table Features"). */
-  readonly readerFeatures?: readonly string[];
-  readonly writerFeatures?: readonly string[];
-}
-
-export interface MetaDataAction {
-  readonly id: string;
-  readonly name?: string | null;
-  readonly description?: string | null;
-  readonly format: { readonly provider: string; readonly options?: Readonly<Record<string, string>> | null };
-  readonly schemaString: string;
-  readonly partitionColumns: readonly string[];
-  readonly configuration?: Readonly<Record<string, string>> | null;
-  readonly createdTime?: number | null;
-}
-
-export interface TxnAction {
-  readonly appId: string;
-  readonly version: number;
-  readonly lastUpdated?: number | null;
-}
-
-export interface AddAction {
-  readonly path: string;
-  readonly partitionValues: Readonly<Record<string, string | null>>;
-  readonly size: number;
-  readonly modificationTime: number;
-  readonly dataChange: boolean;
-  readonly stats?: string | null;
-  readonly tags?: Readonly<Record<string, string>> | null;
-}
-
-export interface RemoveAction {
-  readonly path: string;
-  readonly deletionTimestamp?: number | null;
-  readonly dataChange: boolean;
-}
-
-/** Per-file count of rows with `_rescued_data`, in the `add` action's `tags` so checkpoints keep it. */
-export const RESCUED_ROWS_TAG = 'inlet.rescuedRows';
-
 export interface LogState {
   /** -1 before version 0. */
   version: number;
@@ -68,33 +37,25 @@ export const emptyLogState = (): LogState => ({
   removes: new Map(),
 });
 
-/** Applies one JSON commit (newline-delimited actions) as version `version`. */
-export function applyCommit(state: LogState, version: number, text: string): void {
+/**
+ * Applies one JSON commit as version `version` (its actions decoded by their schemas, delta-actions.ts;
+ * `place` names the table in an error).
+ */
+export function applyCommit(
+  state: LogState,
+  version: number,
+  text: string,
+  place: Omit<LogPlace, 'version'> = {},
+): void {
   let commitRescued = 0;
   const added: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const action = JSON.parse(line) as {
-      protocol?: ProtocolAction;
-      metaData?: MetaDataAction;
-      txn?: TxnAction;
-      add?: AddAction;
-      remove?: RemoveAction;
-      commitInfo?: { inlet?: { rescuedRows?: number } };
-    };
-    if (action.protocol) state.protocol = action.protocol;
-    if (action.metaData) state.metaData = action.metaData;
-    if (action.txn) state.txns.set(action.txn.appId, action.txn);
-    if (action.add) {
-      state.adds.set(action.add.path, action.add);
-      state.removes.delete(action.add.path);
-      added.push(action.add.path);
+  for (const action of parseActions({ ...place, version }, text)) {
+    if ('commitInfo' in action) {
+      commitRescued += action.commitInfo.inlet?.rescuedRows ?? 0;
+      continue;
     }
-    if (action.remove) {
-      state.adds.delete(action.remove.path);
-      state.removes.set(action.remove.path, action.remove);
-    }
-    commitRescued += action.commitInfo?.inlet?.rescuedRows ?? 0;
+    applyAction(state, action);
+    if ('add' in action) added.push(action.add.path);
   }
   // Commits written before the per-file tag carried the count only in commitInfo, which a checkpoint drops:
   // pin it on the commit's first file so the total survives.
@@ -110,6 +71,20 @@ export function applyCommit(state: LogState, version: number, text: string): voi
       tags: { ...firstAdd.tags, [RESCUED_ROWS_TAG]: String(commitRescued) },
     });
   state.version = version;
+}
+
+/** One reconciled action onto a state (PROTOCOL.md "Action Reconciliation"). */
+export function applyAction(state: LogState, action: StateAction): void {
+  if ('protocol' in action) state.protocol = action.protocol;
+  else if ('metaData' in action) state.metaData = action.metaData;
+  else if ('txn' in action) state.txns.set(action.txn.appId, action.txn);
+  else if ('add' in action) {
+    state.adds.set(action.add.path, action.add);
+    state.removes.delete(action.add.path);
+  } else {
+    state.adds.delete(action.remove.path);
+    state.removes.set(action.remove.path, action.remove);
+  }
 }
 
 /** Rows of a live file, from its `stats.numRecords` (0 when a writer left stats out). */

@@ -286,7 +286,7 @@ export class SinkTable {
       checkpointDue(head.version, head.lastCheckpoint, config.checkpointInterval) &&
       this.deps.now() < time.deadline
     ) {
-      const checkpoint = await writeCheckpoint(at.delta, head.version, this.deps.checkpointRows);
+      const checkpoint = await writeCheckpoint(at.delta, head.version, this.deps.checkpointRows, table);
       head.lastCheckpoint = head.version;
       this.deps.log.info('bronze checkpoint written', { table, ...checkpoint, location: at.location });
     }

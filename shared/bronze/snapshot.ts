@@ -1,7 +1,6 @@
 import pLimit from 'p-limit';
 import { InletError } from '../kernel/errors.ts';
 import {
-  applyAction,
   CHECKPOINT_FILE_COLUMNS,
   CHECKPOINT_STATE_COLUMNS,
   CheckpointWriter,
@@ -12,16 +11,9 @@ import {
   type LogAction,
   readCheckpointActions,
 } from './checkpoint.ts';
-import {
-  type AddAction,
-  applyCommit,
-  emptyLogState,
-  type LogState,
-  type MetaDataAction,
-  type ProtocolAction,
-  type RemoveAction,
-  type TxnAction,
-} from './log-state.ts';
+import type { AddAction, MetaDataAction, ProtocolAction, RemoveAction, TxnAction } from './delta-actions.ts';
+import { InvalidDeltaLogError } from './errors.ts';
+import { applyAction, applyCommit, emptyLogState, type LogState } from './log-state.ts';
 import type { DeltaStore } from './ports.ts';
 
 /**
@@ -31,6 +23,8 @@ import type { DeltaStore } from './ports.ts';
  * checkpoint; the checkpoint's files are streamed again on demand (`liveFiles`), a row group at a time.
  */
 export interface LogReplay {
+  /** The bronze table replayed, when the caller named it (for errors). */
+  readonly table?: string;
   /** The version replayed to; -1 for an empty log. */
   readonly version: number;
   readonly protocol?: ProtocolAction;
@@ -85,19 +79,21 @@ class CheckpointUnreadableError extends Error {
  */
 async function* checkpointActions(
   delta: DeltaStore,
-  files: readonly string[],
+  checkpoint: { readonly version: number; readonly files: readonly string[] },
   columns: typeof CHECKPOINT_STATE_COLUMNS,
+  table: string | undefined,
 ): AsyncGenerator<LogAction> {
-  for (const name of files) {
+  for (const name of checkpoint.files) {
     const file = await delta.openLogFile(name);
     if (!file) throw new CheckpointUnreadableError(name);
-    const actions = readCheckpointActions(file, columns);
+    const actions = readCheckpointActions(file, columns, { table, version: checkpoint.version, file: name });
     for (;;) {
       let next: IteratorResult<LogAction>;
       try {
         next = await actions.next();
       } catch (error) {
-        if (error instanceof InletError) throw error;
+        // A row that is no action is a checkpoint no reader can use, as are bytes that are no Parquet.
+        if (error instanceof InletError && !(error instanceof InvalidDeltaLogError)) throw error;
         throw new CheckpointUnreadableError(name, error);
       }
       if (next.done) break;
@@ -114,7 +110,12 @@ async function* checkpointActions(
  */
 export async function replayLog(
   delta: DeltaStore,
-  options: { readonly upTo?: number; readonly keepAfter?: number } = {},
+  options: {
+    readonly upTo?: number;
+    readonly keepAfter?: number;
+    /** The bronze table, named in the error for a log entry that is no Delta action. */
+    readonly table?: string;
+  } = {},
 ): Promise<LogReplay> {
   const upTo = options.upTo ?? Number.POSITIVE_INFINITY;
   const state = emptyLogState();
@@ -123,7 +124,8 @@ export async function replayLog(
   if (hint && hint.version <= upTo) {
     const files = checkpointFiles(hint);
     try {
-      for await (const action of checkpointActions(delta, files, CHECKPOINT_STATE_COLUMNS))
+      const at = { version: hint.version, files };
+      for await (const action of checkpointActions(delta, at, CHECKPOINT_STATE_COLUMNS, options.table))
         applyAction(state, action);
       checkpoint = { version: hint.version, files };
       state.version = hint.version;
@@ -159,11 +161,12 @@ export async function replayLog(
   let commitsRead = 0;
   for (const { version, text } of texts) {
     if (version <= from) continue;
-    applyCommit(state, version, text);
+    applyCommit(state, version, text, { table: options.table });
     commitsRead += 1;
   }
   if (state.version < from) state.version = from;
   return {
+    table: options.table,
     version: state.version,
     protocol: state.protocol,
     metaData: state.metaData,
@@ -183,7 +186,12 @@ export async function replayLog(
 export async function* replayFiles(delta: DeltaStore, replay: LogReplay): AsyncGenerator<LogAction> {
   const { adds, removes } = replay.tail;
   if (replay.checkpoint)
-    for await (const action of checkpointActions(delta, replay.checkpoint.files, CHECKPOINT_FILE_COLUMNS)) {
+    for await (const action of checkpointActions(
+      delta,
+      replay.checkpoint,
+      CHECKPOINT_FILE_COLUMNS,
+      replay.table,
+    )) {
       const path = 'add' in action ? action.add.path : 'remove' in action ? action.remove.path : undefined;
       if (path !== undefined && !adds.has(path) && !removes.has(path)) yield action;
     }
@@ -237,8 +245,9 @@ export async function writeCheckpoint(
   delta: DeltaStore,
   deltaVersion: number,
   rowGroupRows?: number,
+  table?: string,
 ): Promise<LastCheckpoint> {
-  const replay = await replayLog(delta, { upTo: deltaVersion });
+  const replay = await replayLog(delta, { upTo: deltaVersion, table });
   if (replay.version !== deltaVersion)
     throw new InletError(
       `cannot checkpoint Delta version ${deltaVersion}: the log ends at ${replay.version}`,

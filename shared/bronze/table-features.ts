@@ -1,5 +1,5 @@
+import type { ProtocolAction } from './delta-actions.ts';
 import { usesTimestampNtz } from './delta-types.ts';
-import type { ProtocolAction } from './log-state.ts';
 import type { TableSchema } from './schema.ts';
 
 /** A table without table features (PROTOCOL.md "Protocol Evolution"): what every version 0 had so far. */
@@ -19,7 +19,7 @@ const READER_FEATURES = new Set(['timestampNtz']);
 
 /** Why this sink may not append to a table with `protocol`, or an empty list. */
 export function protocolProblems(protocol: ProtocolAction): string[] {
-  const { minReaderVersion: reader, minWriterVersion: writer } = protocol;
+  const { minWriterVersion: writer } = protocol;
   const problems: string[] = [];
   if (writer === 7) {
     const unknown = (protocol.writerFeatures ?? []).filter((f) => !WRITER_FEATURES.has(f));
@@ -31,14 +31,23 @@ export function protocolProblems(protocol: ProtocolAction): string[] {
     problems.push(
       `its protocol needs writer version ${writer}; this sink writes version 2 or 7 with table features`,
     );
+  return [...problems, ...readerProblems(protocol)];
+}
+
+/**
+ * Why this code may not read a table with `protocol` (PROTOCOL.md "Table Features": readers must implement
+ * every feature in `readerFeatures`; reader version 2 is column mapping), or an empty list: a table with
+ * deletion vectors or mapped column names would be counted or read wrong, not refused.
+ */
+export function readerProblems(protocol: ProtocolAction): string[] {
+  const reader = protocol.minReaderVersion;
   if (reader === 3) {
     const unknown = (protocol.readerFeatures ?? []).filter((f) => !READER_FEATURES.has(f));
-    if (unknown.length > 0)
-      problems.push(`its protocol has reader features this sink does not implement: ${unknown.join(', ')}`);
-  } else if (reader === 2 || reader > 3)
-    // Reader version 2 is column mapping.
-    problems.push(`its protocol needs reader version ${reader}`);
-  return problems;
+    return unknown.length > 0
+      ? [`its protocol has reader features this sink does not implement: ${unknown.join(', ')}`]
+      : [];
+  }
+  return reader === 2 || reader > 3 ? [`its protocol needs reader version ${reader}`] : [];
 }
 
 const supportsNtz = (p: ProtocolAction) =>

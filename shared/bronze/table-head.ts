@@ -1,6 +1,6 @@
+import type { MetaDataAction, ProtocolAction, TxnAction } from './delta-actions.ts';
 import { type CommitSummary, parseCommit, positionOf } from './delta-log.ts';
 import { UnwritableTableError } from './errors.ts';
-import type { MetaDataAction, ProtocolAction, TxnAction } from './log-state.ts';
 import type { DeltaStore, SinkPosition } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema } from './schema.ts';
 import { replayLog } from './snapshot.ts';
@@ -33,7 +33,7 @@ export interface TableHead {
 
 /** The table's head; `countedThrough` is the cursor's Delta version (our commits after it are uncounted). */
 export async function loadHead(delta: DeltaStore, table: string, countedThrough: number): Promise<TableHead> {
-  const replay = await replayLog(delta, { keepAfter: countedThrough });
+  const replay = await replayLog(delta, { keepAfter: countedThrough, table });
   const head: TableHead = {
     version: replay.version,
     protocol: replay.protocol,
@@ -43,7 +43,7 @@ export async function loadHead(delta: DeltaStore, table: string, countedThrough:
     uncounted: [],
   };
   for (const { version, text } of replay.commits) {
-    const summary = parseCommit(table, text);
+    const summary = parseCommit(table, text, version);
     if (summary.ours) head.uncounted.push(ourCommit(version, summary));
   }
   return head;
@@ -57,7 +57,7 @@ function ourCommit(version: number, { rows, rescued, files, bytes }: CommitSumma
 export function applyToHead(head: TableHead, table: string, version: number, text: string): CommitSummary {
   if (version !== head.version + 1)
     throw new Error(`applying Delta version ${version} to a head at ${head.version}`);
-  const summary = parseCommit(table, text);
+  const summary = parseCommit(table, text, version);
   if (summary.protocol) head.protocol = summary.protocol;
   if (summary.metaData) head.metaData = summary.metaData;
   for (const t of summary.txns) head.txns.set(t.appId, t);

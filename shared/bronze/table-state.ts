@@ -1,8 +1,10 @@
 import { positionOf } from './delta-log.ts';
+import { UnreadableTableError } from './errors.ts';
 import { rescuedOf, rowsOf } from './log-state.ts';
 import type { DeltaStore, SinkPosition } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema } from './schema.ts';
 import { replayFiles, replayLog } from './snapshot.ts';
+import { readerProblems } from './table-features.ts';
 
 /** What a bronze Delta table holds at its latest version, replayed from its log. */
 export interface BronzeTableState {
@@ -25,11 +27,13 @@ export interface BronzeTableState {
 
 /**
  * The table's state for `inlet table`, read like any Delta reader would: from the latest checkpoint, then
- * the commits after it. Row counts are each live file's `numRecords`, rescued counts its `inlet.rescuedRows`
+ * the commits after it (refused when its protocol needs a reader feature this code lacks). Row counts are each live file's `numRecords`, rescued counts its `inlet.rescuedRows`
  * tag; the files are streamed, a checkpoint row group at a time, so a table of any size is counted.
  */
 export async function readBronzeTable(table: string, delta: DeltaStore): Promise<BronzeTableState> {
-  const replay = await replayLog(delta);
+  const replay = await replayLog(delta, { table });
+  const problems = replay.protocol ? readerProblems(replay.protocol) : [];
+  if (problems.length > 0) throw new UnreadableTableError(table, problems);
   let rows = 0;
   let rescued = 0;
   let files = 0;

@@ -1,3 +1,4 @@
+import { type InletCommit as InletSchema, parseActionLine } from './delta-actions.ts';
 import type { DeltaStore } from './ports.ts';
 
 /**
@@ -29,27 +30,29 @@ interface InletCommit {
   readonly rewritten: readonly string[];
 }
 
-type UrlList = ReadonlyArray<string | { readonly url?: string }> | undefined;
-const urls = (list: UrlList) =>
+const urls = (list: InletSchema['missingSources']) =>
   (list ?? []).flatMap((x) => (typeof x === 'string' ? [x] : x.url ? [x.url] : []));
 
-/** The sink's `commitInfo.inlet` of a commit's text, or undefined for another writer's commit. */
-function inletOf(text: string): InletCommit | undefined {
-  for (const line of text.split('\n')) {
+/**
+ * The sink's `commitInfo.inlet` of Delta version `version`, or undefined for another writer's commit. Only
+ * the commitInfo line is decoded: a commit of 20,000 files is probed without parsing its `add`s.
+ */
+function inletOf(version: number, text: string): InletCommit | undefined {
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
     if (!line.includes('"commitInfo"')) continue;
-    let inlet: Record<string, unknown> | undefined;
-    try {
-      inlet = (JSON.parse(line) as { commitInfo?: { inlet?: Record<string, unknown> } }).commitInfo?.inlet;
-    } catch {
-      return undefined;
+    for (const action of parseActionLine({ version, line: i + 1 }, line)) {
+      if (!('commitInfo' in action)) continue;
+      const inlet = action.commitInfo.inlet;
+      if (inlet?.manifestVersion === undefined) return undefined;
+      return {
+        manifestVersion: inlet.manifestVersion,
+        ...(inlet.sourceFiles ? { sourceFiles: inlet.sourceFiles } : {}),
+        missing: urls(inlet.missingSources),
+        rewritten: urls(inlet.rewrittenSources),
+      };
     }
-    if (typeof inlet?.manifestVersion !== 'number') return undefined;
-    return {
-      manifestVersion: inlet.manifestVersion,
-      sourceFiles: inlet.sourceFiles as InletCommit['sourceFiles'],
-      missing: urls(inlet.missingSources as UrlList),
-      rewritten: urls(inlet.rewrittenSources as UrlList),
-    };
   }
   return undefined;
 }
@@ -87,7 +90,7 @@ export class VersionCommits {
     for (let d = first; d <= this.through; d++) {
       const text = await this.delta.getCommit(d);
       if (text === undefined) return undefined;
-      const inlet = inletOf(text);
+      const inlet = inletOf(d, text);
       if (!inlet) continue;
       if (inlet.manifestVersion !== manifestVersion) break;
       const part = inlet.sourceFiles;
@@ -134,7 +137,7 @@ export class VersionCommits {
     for (let d = from; d <= this.through; d++) {
       const text = await this.delta.getCommit(d);
       if (text === undefined) return 'gone';
-      const inlet = inletOf(text);
+      const inlet = inletOf(d, text);
       if (inlet) return { version: d, manifestVersion: inlet.manifestVersion };
     }
     return undefined;

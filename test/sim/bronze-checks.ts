@@ -15,6 +15,7 @@ import { parquetReadObjects } from 'hyparquet';
 import { cursorFromItem } from '../../shared/bronze/aws/dynamodb-sink-cursor.ts';
 import { readCheckpoint } from '../../shared/bronze/checkpoint.ts';
 import { bronzeLocation } from '../../shared/bronze/config.ts';
+import type { TxnAction } from '../../shared/bronze/delta-actions.ts';
 import {
   comparePositions,
   logKey,
@@ -24,7 +25,7 @@ import {
   sinkAppId,
   sinkPartAppId,
 } from '../../shared/bronze/delta-log.ts';
-import { applyCommit, emptyLogState, type LogState, type TxnAction } from '../../shared/bronze/log-state.ts';
+import { applyCommit, emptyLogState, type LogState } from '../../shared/bronze/log-state.ts';
 import type { SinkPosition } from '../../shared/bronze/ports.ts';
 import { type Manifest, manifestKey } from '../../shared/ingestion/manifest.ts';
 import { fromBody, sinkCursorKey } from './fakes/bronze.ts';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointWriter } from '../../../shared/bronze/checkpoint.ts';
-import type { AddAction } from '../../../shared/bronze/log-state.ts';
+import type { AddAction } from '../../../shared/bronze/delta-actions.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import { systemClock } from '../../../shared/kernel/clock.ts';
