@@ -43,7 +43,12 @@ describe('the Delta actions', () => {
       'add',
     ]);
     // Every field as written, nothing dropped or added (JSON objects have no key order to keep).
-    expect(actions).toEqual(text.trimEnd().split('\n').map((line) => JSON.parse(line)));
+    expect(actions).toEqual(
+      text
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    );
     expect(parseActions({ table: 't', version: 0 }, serializeActions(actions))).toEqual(actions);
   });
 

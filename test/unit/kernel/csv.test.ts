@@ -57,7 +57,9 @@ describe('CsvParser', () => {
     for (let i = 0; i < 400; i++) {
       const { text, rows } = file(rng);
       const bytes = new TextEncoder().encode(text);
-      const cuts = Array.from({ length: rng.int(0, 6) }, () => rng.int(0, bytes.length)).sort((a, b) => a - b);
+      const cuts = Array.from({ length: rng.int(0, 6) }, () => rng.int(0, bytes.length)).sort(
+        (a, b) => a - b,
+      );
       const oracle = parse(Buffer.from(bytes), { bom: true, relax_column_count: true }) as string[][];
       expect(oracle, `file ${i}: csv-parse reads the rows written`).toEqual(rows);
       expect(rowsOf(bytes, cuts), `file ${i}: ${JSON.stringify(text)} cut at ${cuts}`).toEqual(oracle);
