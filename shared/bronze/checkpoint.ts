@@ -106,9 +106,6 @@ const CHECKPOINT_SCHEMA = [
 
 const big = (n: number | null | undefined) => (n === null || n === undefined ? null : BigInt(n));
 
-/** One checkpoint row: exactly one action set (PROTOCOL.md "Checkpoints": one action per row). */
-export type LogAction = StateAction;
-
 const COLUMNS = ['protocol', 'metaData', 'txn', 'add', 'remove'] as const;
 type Column = (typeof COLUMNS)[number];
 /** What a writer needs of a table besides its files: read first, and alone, by the sink. */
@@ -116,7 +113,7 @@ export const CHECKPOINT_STATE_COLUMNS: readonly Column[] = ['protocol', 'metaDat
 export const CHECKPOINT_FILE_COLUMNS: readonly Column[] = ['add', 'remove'];
 
 /** An action as the checkpoint's Parquet columns hold it (longs as bigint, absent fields null). */
-function toRow(action: LogAction): Partial<Record<Column, unknown>> {
+function toRow(action: StateAction): Partial<Record<Column, unknown>> {
   if ('protocol' in action)
     return {
       protocol: {
@@ -209,7 +206,7 @@ export class CheckpointWriter {
     });
   }
 
-  async write(action: LogAction): Promise<void> {
+  async write(action: StateAction): Promise<void> {
     this.rows.push(toRow(action));
     this.actions += 1;
     if ('add' in action) this.addFiles += 1;
@@ -317,7 +314,7 @@ export async function* readCheckpointActions(
   columns: readonly Column[],
   /** The checkpoint's version and file name (and table), for errors. */
   place: Omit<LogPlace, 'checkpoint'> & { readonly file: string },
-): AsyncGenerator<LogAction> {
+): AsyncGenerator<StateAction> {
   const metadata = await parquetMetadataAsync(file);
   const present = new Set(parquetSchema(metadata).children.map((c) => c.element.name));
   const wanted = columns.filter((c) => present.has(c));

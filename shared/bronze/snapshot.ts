@@ -8,10 +8,16 @@ import {
   checkpointPartName,
   LAST_CHECKPOINT,
   type LastCheckpoint,
-  type LogAction,
   readCheckpointActions,
 } from './checkpoint.ts';
-import type { AddAction, MetaDataAction, ProtocolAction, RemoveAction, TxnAction } from './delta-actions.ts';
+import type {
+  AddAction,
+  MetaDataAction,
+  ProtocolAction,
+  RemoveAction,
+  StateAction,
+  TxnAction,
+} from './delta-actions.ts';
 import { InvalidDeltaLogError } from './errors.ts';
 import { applyAction, applyCommit, emptyLogState, type LogState } from './log-state.ts';
 import type { DeltaStore } from './ports.ts';
@@ -82,13 +88,13 @@ async function* checkpointActions(
   checkpoint: { readonly version: number; readonly files: readonly string[] },
   columns: typeof CHECKPOINT_STATE_COLUMNS,
   table: string | undefined,
-): AsyncGenerator<LogAction> {
+): AsyncGenerator<StateAction> {
   for (const name of checkpoint.files) {
     const file = await delta.openLogFile(name);
     if (!file) throw new CheckpointUnreadableError(name);
     const actions = readCheckpointActions(file, columns, { table, version: checkpoint.version, file: name });
     for (;;) {
-      let next: IteratorResult<LogAction>;
+      let next: IteratorResult<StateAction>;
       try {
         next = await actions.next();
       } catch (error) {
@@ -183,7 +189,7 @@ export async function replayLog(
  * The replay's file actions: the checkpoint's (streamed again, minus the paths the commits after it
  * touched), then the commits' own, sorted by path. Live files (`add`) and tombstones (`remove`) alike.
  */
-export async function* replayFiles(delta: DeltaStore, replay: LogReplay): AsyncGenerator<LogAction> {
+export async function* replayFiles(delta: DeltaStore, replay: LogReplay): AsyncGenerator<StateAction> {
   const { adds, removes } = replay.tail;
   if (replay.checkpoint)
     for await (const action of checkpointActions(
