@@ -14,7 +14,7 @@ export interface ManifestEntry {
   readonly meta: { readonly content_length: number };
 }
 
-/** The manifest contract (docs/protocol.md, ../shared/design.md §4); other tools read it. */
+/** The manifest contract (docs/protocol.md, "Manifests"); other tools read it. */
 export interface Manifest {
   readonly table: string;
   readonly version: number;

@@ -1,4 +1,4 @@
-// Every schema in product code is written with zod/mini, imported as `import * as z from '../zod.ts'`: its
+// Every schema in product code is written with zod/mini, imported as `import * as z from '../kernel/zod.ts'`: its
 // functions are tree-shaken, so a Lambda bundle carries a few tens of KB of zod instead of the classic API's
 // 444 KB, ~40 ms less CPU on each cold start (docs/performance.md). Two things keep the shaking working: the
 // namespace is re-exported with `export *` (exporting the namespace object would keep all of it), and only
