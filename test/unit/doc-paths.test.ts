@@ -214,7 +214,7 @@ function missing(files: readonly string[]): string[] {
       }
     }
   }
-  return problems;
+  return [...new Set(problems)];
 }
 
 describe('paths named in docs and comments', () => {
