@@ -1,6 +1,6 @@
 /**
  * What the protocol relies on AWS to do, asserted against whatever target the suite runs on.
- * Where moto differs from AWS the test says so, and README's "Emulator fidelity" table repeats it.
+ * Where moto differs from AWS the test says so, and docs/emulator.md's "Emulator fidelity" table repeats it.
  */
 import {
   ConditionalCheckFailedException,

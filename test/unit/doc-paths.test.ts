@@ -10,8 +10,8 @@ import { projectRoot } from '../../shared/kernel/project-root.ts';
 // Checked: README.md and every other Markdown file (their text, code blocks included) and the comments of
 // the code (TypeScript through the compiler's own comment ranges; Python and shell `#` comments).
 // - A path that starts at a top-level folder (`shared/bronze/sink.ts`, `docs/protocol.md`, `test/unit/`)
-//   must exist from the project root; Markdown links from the linking file; `./` and `../` from the
-//   commenting file.
+//   must exist from the project root; Markdown links from the linking file (with their `#anchor`, a heading
+//   of the target); `./` and `../` from the commenting file.
 // - A shorter path with a file extension (`bronze/writer.test.ts`, `claim-files.ts`) must be the end of
 //   some file's path: prose abbreviates, but the file it abbreviates must be there.
 // Not paths: URLs (`https://`, `s3://`), globs and placeholders (`*`, `{a,b}`, `<table>`, `...`), and any
@@ -67,6 +67,8 @@ interface Mention {
   readonly line: number;
   /** `link` (resolved from the file), `relative` (`./`, `../`), `rooted` (a top-level folder), `short`. */
   readonly kind: 'link' | 'relative' | 'rooted' | 'short';
+  /** A Markdown link's `#fragment`: a heading of the target (GitHub's anchors). */
+  readonly anchor?: string;
 }
 
 /** The paths `text` names, line by line (1-based lines of `text`). */
@@ -77,10 +79,11 @@ function pathsIn(text: string, firstLine = 1): Mention[] {
     const line = firstLine + index;
     const links = [...raw.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] ?? '');
     for (const link of links) {
-      const target = link.split('#')[0] ?? '';
-      if (target && !URL.test(link) && !NOT_A_PATH.test(target))
-        found.push({ path: target, line, kind: 'link' });
+      const [target = '', anchor] = link.split('#');
+      const external = URL.test(link);
       URL.lastIndex = 0;
+      if (external || NOT_A_PATH.test(target) || (!target && !anchor)) continue;
+      found.push({ path: target, line, kind: 'link', ...(anchor ? { anchor } : {}) });
     }
     const prose = raw.replace(/\]\([^)\s]+\)/g, ']').replace(URL, ' ');
     for (const m of prose.matchAll(TOKEN)) {
@@ -166,6 +169,33 @@ function commentsOf(file: string, text: string): { text: string; line: number }[
   });
 }
 
+/** GitHub's anchor for a heading: its text lower-cased, punctuation dropped, spaces as hyphens. */
+function slug(heading: string): string {
+  const text = heading
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/[`*]/g, '')
+    .trim()
+    .toLowerCase();
+  return text.replace(/[^\p{L}\p{N}\p{M}\p{Pc} -]/gu, '').replace(/ /g, '-');
+}
+
+/** The anchors of a Markdown file's headings, repeated ones numbered as GitHub numbers them. */
+function anchorsOf(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fence = false;
+  for (const line of text.split('\n')) {
+    if (line.trimStart().startsWith('```')) fence = !fence;
+    const heading = !fence && /^#{1,6} (.*)$/.exec(line);
+    if (!heading) continue;
+    const base = slug(heading[1] ?? '');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return anchors;
+}
+
 function projectFiles(): string[] {
   const files: string[] = [];
   const walk = (dir: string) => {
@@ -197,20 +227,23 @@ function missing(files: readonly string[]): string[] {
   for (const file of files.filter((f) => SCANNED.test(f) || SCRIPTS.includes(f))) {
     const text = readFileSync(join(projectRoot, file), 'utf8');
     for (const piece of commentsOf(file, text)) {
-      for (const { path, line, kind } of pathsIn(piece.text, piece.line)) {
+      for (const mention of pathsIn(piece.text, piece.line)) {
+        const { path, line, kind } = mention;
         const bare = path.replace(/\/$/, '');
         let ok: boolean;
         if (kind === 'link' || kind === 'relative') {
-          const resolved = normalize(join(dirname(file), bare));
+          const resolved = bare ? normalize(join(dirname(file), bare)) : file;
           ok =
             existsSync(join(projectRoot, resolved)) &&
             !relative(projectRoot, join(projectRoot, resolved)).startsWith('..');
+          if (ok && mention.anchor && resolved.endsWith('.md'))
+            ok = anchorsOf(readFileSync(join(projectRoot, resolved), 'utf8')).has(mention.anchor);
         } else if (kind === 'rooted') ok = existsSync(join(projectRoot, bare)) || generated.includes(bare);
         else
           ok =
             OTHER_PROJECTS.some((other) => bare.endsWith(other)) ||
             (byName.get(bare.split('/').pop() ?? '') ?? []).some((f) => f === bare || f.endsWith(`/${bare}`));
-        if (!ok) problems.push(`${file}:${line}: ${path}`);
+        if (!ok) problems.push(`${file}:${line}: ${path}${mention.anchor ? `#${mention.anchor}` : ''}`);
       }
     }
   }
@@ -241,6 +274,14 @@ describe('what counts as a path', () => {
       'link emulator.md',
       'link ../README.md',
     ]);
+  });
+
+  it("checks a link's anchor against the target's headings, as GitHub makes anchors", () => {
+    const anchors = anchorsOf(
+      '# Inlet\n## Reference engines (`npm run test:engines`)\n```\n# not a heading\n```\n## Checks\n## Checks\n',
+    );
+    expect([...anchors]).toEqual(['inlet', 'reference-engines-npm-run-testengines', 'checks', 'checks-1']);
+    expect(pathsIn('[here](#checks) [there](a.md#b)').map((m) => m.anchor)).toEqual(['checks', 'b']);
   });
 
   it('leaves URLs, globs, placeholders, examples and marked lines alone', () => {
