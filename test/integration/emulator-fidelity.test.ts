@@ -337,7 +337,9 @@ describe('emulator fidelity', () => {
       ContentBasedDeduplication: 'true',
     });
     for (const body of ['a', 'b'])
-      await clients.sqs.send(new SendMessageCommand({ QueueUrl: fifo.url, MessageBody: body, MessageGroupId: 'g' }));
+      await clients.sqs.send(
+        new SendMessageCommand({ QueueUrl: fifo.url, MessageBody: body, MessageGroupId: 'g' }),
+      );
 
     const first = await receive(fifo.url, { visibility: 600, attempt: 'attempt-1' });
     expect(first.map((m) => m.Body)).toEqual(['a', 'b']);
