@@ -93,7 +93,7 @@ export class PipelineFunctions extends Construct {
 
     this.batcher = make('batcher', 1024, props.batcherTimeout);
     this.committer = make('committer', 512, props.committerTimeout);
-    this.sweeper = make('sweeper', 256, Duration.minutes(1));
+    this.sweeper = make('sweeper', 256, Duration.seconds(DEFAULTS.sweeper.timeoutSeconds));
     this.backfill = make('backfill', 1024, Duration.minutes(5));
     for (const [name, value] of Object.entries({
       INLET_LANDING_BUCKET: state.landingBucket.bucketName,

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../kernel/defaults.ts';
 import type { Log } from '../kernel/log.ts';
 import type { CommitQueue } from './batch-store.ts';
 import type { Ledger, SealedIndexKey } from './ledger.ts';
@@ -19,7 +20,11 @@ export interface SweepLimits {
   readonly pageSize: number;
 }
 
-export const DEFAULT_SWEEP_LIMITS: SweepLimits = { maxResends: 2000, budgetMs: 60_000, pageSize: 1000 };
+export const DEFAULT_SWEEP_LIMITS: SweepLimits = {
+  maxResends: DEFAULTS.sweeper.maxResends,
+  budgetMs: DEFAULTS.sweeper.budgetSeconds * 1000,
+  pageSize: DEFAULTS.sweeper.pageSize,
+};
 
 export interface SweepResult {
   /** Sealed batches whose commit request was re-sent. */

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../kernel/defaults.ts';
 import { ConfigError } from '../kernel/errors.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
@@ -10,14 +11,14 @@ const positiveInt = (fallback: number) =>
 /** The sweeper's environment (set by infra/functions.ts; defaults fit a 1-minute, 5-minute-schedule run). */
 const sweeperEnv = z.object({
   /** Sealed batches and reservations older than this are re-requested (the sweep interval). */
-  INLET_STALE_AFTER_SECONDS: positiveInt(300),
+  INLET_STALE_AFTER_SECONDS: positiveInt(DEFAULTS.sweepIntervalMinutes * 60),
   /** Commit requests re-sent per run at most, oldest first. */
-  INLET_SWEEP_MAX_RESENDS: positiveInt(2000),
+  INLET_SWEEP_MAX_RESENDS: positiveInt(DEFAULTS.sweeper.maxResends),
   /** Stop starting calls this long before the Lambda timeout. */
-  INLET_SWEEP_MARGIN_SECONDS: positiveInt(10),
+  INLET_SWEEP_MARGIN_SECONDS: positiveInt(DEFAULTS.sweeper.marginSeconds),
   /** The budget when no Lambda context says how long is left (local mode). */
-  INLET_SWEEP_BUDGET_SECONDS: positiveInt(50),
-  INLET_SWEEP_PAGE_SIZE: positiveInt(1000),
+  INLET_SWEEP_BUDGET_SECONDS: positiveInt(DEFAULTS.sweeper.budgetSeconds),
+  INLET_SWEEP_PAGE_SIZE: positiveInt(DEFAULTS.sweeper.pageSize),
 });
 
 export interface SweeperSettings {

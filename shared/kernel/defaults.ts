@@ -3,6 +3,9 @@
  * configuration schema and the backfill read them from here, so no two layers can disagree (they did: the
  * lease was 900 s in the functions' schema and 600 s in the construct). Imports nothing.
  */
+const SWEEPER_TIMEOUT_SECONDS = 60;
+const SWEEP_MARGIN_SECONDS = 10;
+
 export const DEFAULTS = {
   /** How long a claim blocks other batchers; must exceed the batcher's timeout. */
   leaseSeconds: 600,
@@ -15,6 +18,17 @@ export const DEFAULTS = {
   /** Parallel claim writes per invocation. */
   claimConcurrency: 64,
   sweepIntervalMinutes: 5,
+  sweeper: {
+    timeoutSeconds: SWEEPER_TIMEOUT_SECONDS,
+    /** No call starts this long before the function's timeout. */
+    marginSeconds: SWEEP_MARGIN_SECONDS,
+    /** A run's budget where no Lambda context says how long is left (tests, the simulation). */
+    budgetSeconds: SWEEPER_TIMEOUT_SECONDS - SWEEP_MARGIN_SECONDS,
+    /** Commit requests re-sent per run at most, oldest first; the rest wait for the next run. */
+    maxResends: 2000,
+    /** Items per Scan page of the sealed index. */
+    pageSize: 1000,
+  },
   /** The ingest and commit queues' oldest-message alarm. */
   maxMessageAgeMinutes: 30,
   backfill: {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Ledger } from '../../../shared/ingestion/ledger.ts';
+import { sweepStale } from '../../../shared/ingestion/sweep.ts';
 import { makeSweeperHandler, sweeperSettingsFromEnv } from '../../../shared/ingestion/sweeper-handler.ts';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
@@ -26,34 +27,51 @@ describe('sweeper handler', () => {
   });
 
   it("stops before the Lambda's own timeout: the budget is the remaining time minus the margin", async () => {
-    let clock = 0;
-    let pages = 0;
-    // An index that never ends, each page costing 1 s: only the budget stops the scan.
-    const ledger = {
-      scanSealedIndex: async () => {
-        pages += 1;
-        clock += 1000;
-        return { batches: [], nextKey: { page: pages } };
-      },
-      getTable: async () => ({ table: 't', head: 0, files: 0, bytes: 0 }),
-    } as unknown as Ledger;
-    const metrics = new MemoryMetrics();
+    const index = endlessIndex();
     const handler = makeSweeperHandler(
-      {
-        ledger,
-        commitQueue: { requestCommit: async () => {}, requestCommits: async () => [] },
-        log: silent,
-        now: () => clock,
-        metrics,
-      },
+      index.deps,
       sweeperSettingsFromEnv({ INLET_SWEEP_MARGIN_SECONDS: '10' }),
     );
 
     const result = await handler({}, { getRemainingTimeInMillis: () => 30_000 });
 
     // 20 s of budget, half of it for the scan: 10 pages, then it gives up for this run.
-    expect(pages).toBe(10);
+    expect(index.pages()).toBe(10);
     expect(result.complete).toBe(false);
-    expect(clock).toBeLessThanOrEqual(20_000);
+    expect(index.clock()).toBeLessThanOrEqual(20_000);
+  });
+
+  it('one sweep budget: a sweep given no limits (the simulation, the harnesses) stops where the sweeper with no Lambda context does', async () => {
+    const bySweeper = endlessIndex();
+    await makeSweeperHandler(bySweeper.deps, sweeperSettingsFromEnv({}))();
+    const byDefault = endlessIndex();
+    await sweepStale(byDefault.deps, 300_000);
+
+    expect(byDefault.pages()).toBe(bySweeper.pages());
   });
 });
+
+/** An index that never ends, each page costing 1 s: only the budget stops the scan. */
+function endlessIndex() {
+  let clock = 0;
+  let pages = 0;
+  const ledger = {
+    scanSealedIndex: async () => {
+      pages += 1;
+      clock += 1000;
+      return { batches: [], nextKey: { page: pages } };
+    },
+    getTable: async () => ({ table: 't', head: 0, files: 0, bytes: 0 }),
+  } as unknown as Ledger;
+  return {
+    deps: {
+      ledger,
+      commitQueue: { requestCommit: async () => {}, requestCommits: async () => [] },
+      log: silent,
+      now: () => clock,
+      metrics: new MemoryMetrics(),
+    },
+    pages: () => pages,
+    clock: () => clock,
+  };
+}
