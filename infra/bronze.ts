@@ -20,9 +20,9 @@ import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
+import type { PipelineConfig, TableConfig } from '../shared/config/pipeline-config.ts';
 import { batchKey, fileKey, sinkCursorKey, tableKey } from '../shared/ingestion/ledger-keys.ts';
 import { mayShareKeys, routedKeys } from '../shared/ingestion/table-overlap.ts';
-import type { PipelineConfig, TableConfig } from '../shared/kernel/config.ts';
 import {
   BATCH_COMMITTED,
   EVENT_SOURCE,

@@ -6,7 +6,11 @@ import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DEFAULT_IGNORE_GLOBS, type PipelineConfig, parsePipelineConfig } from '../shared/kernel/config.ts';
+import {
+  DEFAULT_IGNORE_GLOBS,
+  type PipelineConfig,
+  parsePipelineConfig,
+} from '../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { BackfillWorkflow } from './backfill.ts';
 import { BronzeSink } from './bronze.ts';

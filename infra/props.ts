@@ -5,7 +5,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { KeyTimeInput } from '../shared/backfill/key-time.ts';
 import type { BronzeConfigInput } from '../shared/bronze/config.ts';
-import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/kernel/config.ts';
+import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 
 export type EventMode = 's3-notifications' | 'eventbridge';

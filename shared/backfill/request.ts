@@ -1,5 +1,5 @@
 import picomatch from 'picomatch';
-import type { PipelineConfig, TableConfig } from '../kernel/config.ts';
+import type { PipelineConfig, TableConfig } from '../config/pipeline-config.ts';
 import { InletError } from '../kernel/errors.ts';
 import * as z from '../kernel/zod.ts';
 import { issueLines } from '../kernel/zod.ts';

@@ -1,7 +1,7 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { RetryScheduler } from '../ingestion/batch-store.ts';
 import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
 import type { SinkNudger } from './ports.ts';

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
-import type { MessageVisibility, RetryLater } from '../ingestion/batch-store.ts';
 import { groupOf, receivesOf } from '../kernel/fifo-backoff.ts';
 import type { Log } from '../kernel/log.ts';
+import type { MessageVisibility, RetryLater } from '../kernel/message-visibility.ts';
 
 export interface LeaseSettings {
   readonly visibility: MessageVisibility;

@@ -2,9 +2,9 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../kernel/errors.ts';
 import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
-import type { RetryScheduler } from './batch-store.ts';
 import { CommitBatch, type CommitDeps } from './commit-batch.ts';
 
 export type CommitterHandler = (

@@ -8,12 +8,17 @@ import { S3InventoryReader } from '../backfill/aws/s3-inventory-reader.ts';
 import { S3ObjectLister } from '../backfill/aws/s3-lister.ts';
 import { SqsEnqueuer } from '../backfill/aws/sqs-enqueuer.ts';
 import type { BackfillDeps } from '../backfill/backfill.ts';
+import {
+  configFromEnv,
+  type PipelineConfig,
+  positiveIntEnv,
+  requiredEnv,
+} from '../config/pipeline-config.ts';
 import { DynamoDbLedger } from '../ingestion/aws/dynamodb-ledger.ts';
 import { EventBridgePublisher, noEvents } from '../ingestion/aws/eventbridge-publisher.ts';
 import { S3BatchStore } from '../ingestion/aws/s3-batch-store.ts';
 import { SqsCommitQueue } from '../ingestion/aws/sqs-commit-queue.ts';
 import { SqsRetryScheduler } from '../ingestion/aws/sqs-retry-scheduler.ts';
-import type { RetryScheduler } from '../ingestion/batch-store.ts';
 import type { BatcherDeps } from '../ingestion/batcher-handler.ts';
 import { groupLimitsFromEnv } from '../ingestion/commit-group.ts';
 import type { CommitterDeps } from '../ingestion/committer-handler.ts';
@@ -22,9 +27,9 @@ import type { SweepDeps } from '../ingestion/sweep.ts';
 import { trackAttempts } from '../kernel/aws/attempts.ts';
 import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
-import { configFromEnv, type PipelineConfig, positiveIntEnv, requiredEnv } from '../kernel/config.ts';
 import { DEFAULTS } from '../kernel/defaults.ts';
 import type { Log } from '../kernel/log.ts';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import type { MetricsSink } from '../kernel/metrics.ts';
 import { METRICS_NAMESPACE } from '../kernel/names.ts';
 

@@ -6,7 +6,7 @@
 import { bronzeLocation } from '../../shared/bronze/config.ts';
 import type { FileClaims, LandingCleaner, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
-import { type PipelineConfig, parsePipelineConfig } from '../../shared/kernel/config.ts';
+import { type PipelineConfig, parsePipelineConfig } from '../../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../../shared/kernel/defaults.ts';
 import type { Log } from '../../shared/kernel/log.ts';
 import type { MetricsSink } from '../../shared/kernel/metrics.ts';

@@ -139,6 +139,14 @@ describe('the import graph', () => {
     ]);
   });
 
+  it('kernel/ imports no feature folder: what every feature uses depends on none of them', () => {
+    const reached = tsFiles('shared/kernel')
+      .flatMap(edges)
+      .filter((e) => e.to.startsWith('shared/') && !e.to.startsWith('shared/kernel/'))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(reached).toEqual([]);
+  });
+
   it('only the AWS adapters (shared/*/aws/) and the composition roots (shared/runtime/) import the AWS SDK', () => {
     const sdk = PRODUCT.flatMap(tsFiles)
       .flatMap(edges)

@@ -4,7 +4,7 @@ import { S3InventoryReader } from '../../../shared/backfill/aws/s3-inventory-rea
 import { parseCsvLine } from '../../../shared/backfill/inventory-report.ts';
 import { keyTimeSchema, prefixesInWindow } from '../../../shared/backfill/key-time.ts';
 import { planBackfill } from '../../../shared/backfill/request.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
 import { ALL_VERSIONS_COLUMNS } from '../../support/inventory.ts';
 import { inventoryS3 } from './inventory-s3-fake.ts';

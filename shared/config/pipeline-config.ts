@@ -1,10 +1,10 @@
 import { keyTimeSchema } from '../backfill/key-time.ts';
 import { bronzeConfigSchema } from '../bronze/config.ts';
 import { bronzeProblems, type KnownBuckets } from '../bronze/config-checks.ts';
-import { DEFAULTS } from './defaults.ts';
-import { ConfigError } from './errors.ts';
-import * as z from './zod.ts';
-import { issueLines } from './zod.ts';
+import { DEFAULTS } from '../kernel/defaults.ts';
+import { ConfigError } from '../kernel/errors.ts';
+import * as z from '../kernel/zod.ts';
+import { issueLines } from '../kernel/zod.ts';
 
 export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
 
