@@ -94,7 +94,7 @@ export class PipelineFunctions extends Construct {
     this.batcher = make('batcher', 1024, props.batcherTimeout);
     this.committer = make('committer', 512, props.committerTimeout);
     this.sweeper = make('sweeper', 256, Duration.seconds(DEFAULTS.sweeper.timeoutSeconds));
-    this.backfill = make('backfill', 1024, Duration.minutes(5));
+    this.backfill = make('backfill', 1024, Duration.seconds(DEFAULTS.backfill.timeoutSeconds));
     for (const [name, value] of Object.entries({
       INLET_LANDING_BUCKET: state.landingBucket.bucketName,
       INLET_INGEST_QUEUE_URL: state.ingestQueue.queueUrl,

@@ -6,11 +6,7 @@ import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import {
-  DEFAULT_IGNORE_GLOBS,
-  type PipelineConfig,
-  parsePipelineConfig,
-} from '../shared/config/pipeline-config.ts';
+import { type PipelineConfig, parsePipelineConfig } from '../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { BackfillWorkflow } from './backfill.ts';
 import { BronzeSink } from './bronze.ts';
@@ -60,7 +56,7 @@ export class IngestionPipeline extends Construct {
     this.config = parsePipelineConfig(
       {
         tables: toTableConfigs(props.tables),
-        ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULT_IGNORE_GLOBS)],
+        ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULTS.ignoreGlobs)],
         leaseSeconds: lease.toSeconds(),
       },
       // The bronze cross-table checks compare bucket names: only names known at synth count.
@@ -88,7 +84,7 @@ export class IngestionPipeline extends Construct {
         ? new Queue(this, 'EventsDlq', {
             encryption: QueueEncryption.SQS_MANAGED,
             enforceSSL: true,
-            retentionPeriod: Duration.days(14),
+            retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
           })
         : undefined;
     if (this.eventsDlq) {

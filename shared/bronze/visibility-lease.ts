@@ -7,7 +7,7 @@ export interface LeaseSettings {
   readonly visibility: MessageVisibility;
   /**
    * The visibility each beat gives a message on its first receive, counted from the beat
-   * (DEFAULTS.sinkLeaseSeconds); it doubles with each receive after, up to `maxSeconds`. Beats come every
+   * (DEFAULTS.sink.leaseSeconds); it doubles with each receive after, up to `maxSeconds`. Beats come every
    * third of it.
    */
   readonly seconds: number;

@@ -6,8 +6,6 @@ import { ConfigError } from '../kernel/errors.ts';
 import * as z from '../kernel/zod.ts';
 import { issueLines } from '../kernel/zod.ts';
 
-export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
-
 export const tableName = z
   .string()
   .check(
@@ -42,7 +40,7 @@ export const tableConfigSchema = z.object({
 
 export const pipelineConfigSchema = z.object({
   tables: z.array(tableConfigSchema).check(z.minLength(1, 'at least one table is required')),
-  ignoreGlobs: z._default(z.array(z.string()), [...DEFAULT_IGNORE_GLOBS]),
+  ignoreGlobs: z._default(z.array(z.string()), [...DEFAULTS.ignoreGlobs]),
   /** How long a claim blocks other batchers; must exceed the batcher's timeout. */
   leaseSeconds: z._default(z.int().check(z.positive()), DEFAULTS.leaseSeconds),
   /** Parallel claim writes per invocation. */

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../kernel/defaults.ts';
 import { MAX_BATCHES_PER_VERSION } from './ledger.ts';
 import type { BatchRecord } from './model.ts';
 
@@ -17,8 +18,8 @@ export interface GroupLimits {
 
 export const DEFAULT_GROUP_LIMITS: GroupLimits = {
   maxBatches: MAX_BATCHES_PER_VERSION,
-  maxFiles: 20_000,
-  maxBytes: 10 * 1024 ** 3,
+  maxFiles: DEFAULTS.commitGroup.maxFiles,
+  maxBytes: DEFAULTS.commitGroup.maxBytes,
 };
 
 /**

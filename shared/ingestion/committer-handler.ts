@@ -30,7 +30,7 @@ const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
 /**
  * Receives after which a commit still failing for load is acknowledged and left to the sweeper: the ledger,
  * not the message, holds the work (a SEALED batch or a pending reservation, which the sweeper re-requests
- * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10): a throttling
+ * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10, DEFAULTS): a throttling
  * episode must not dead-letter a request that nothing is wrong with. About 40-75 s of backoff before it.
  */
 export const HANDOVER_AFTER_RECEIVES = 5;

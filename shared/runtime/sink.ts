@@ -69,7 +69,7 @@ export function sinkRuntimeFromEnv(
       new SqsSinkNudger({ client: sqs, queueUrl: requiredEnv(env, 'INLET_SINK_QUEUE_URL') }),
     lease: {
       visibility,
-      seconds: DEFAULTS.sinkLeaseSeconds,
+      seconds: DEFAULTS.sink.leaseSeconds,
       queueVisibilitySeconds: queueVisibilitySeconds(env),
     },
   };

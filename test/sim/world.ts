@@ -34,8 +34,8 @@ export const TIMING = {
   sinkVisibilityMs: 540_000,
   /** The bronze tables' nudge schedule: 15 minutes / 10. */
   sinkNudgeEveryMs: 90_000,
-  /** The sink's visibility lease (DEFAULTS.sinkLeaseSeconds / 10), extended every third of it. */
-  sinkLeaseMs: DEFAULTS.sinkLeaseSeconds * 100,
+  /** The sink's visibility lease (DEFAULTS.sink.leaseSeconds / 10), extended every third of it. */
+  sinkLeaseMs: DEFAULTS.sink.leaseSeconds * 100,
 } as const;
 
 /**
