@@ -20,6 +20,7 @@ import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
+import { sinkQueueVisibilitySeconds, writeFunctionEnv } from '../shared/config/function-env.ts';
 import type { PipelineConfig, TableConfig } from '../shared/config/pipeline-config.ts';
 import { batchKey, fileKey, sinkCursorKey, tableKey } from '../shared/ingestion/ledger-keys.ts';
 import { mayShareKeys, routedKeys } from '../shared/ingestion/table-overlap.ts';
@@ -81,7 +82,7 @@ export class BronzeSink extends Construct {
     const timeout = props.timeout ?? Duration.seconds(DEFAULTS.sink.timeoutSeconds);
     this.timeout = timeout;
     // Six times the function timeout, as Lambda asks of a queue it polls, so a run is never received twice.
-    this.retryAfter = Duration.seconds(timeout.toSeconds() * DEFAULTS.queueVisibilityTimeouts);
+    this.retryAfter = Duration.seconds(sinkQueueVisibilitySeconds(timeout.toSeconds()));
     const encrypted = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
     const queueDefaults = { ...encrypted, fifo: true };
     this.dlq = new Queue(this, 'SinkDlq', {
@@ -111,16 +112,13 @@ export class BronzeSink extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? DEFAULTS.sink.memoryMb,
       timeout,
-      environment: {
-        INLET_CONFIG: JSON.stringify(config),
-        INLET_LEDGER_TABLE: state.ledger.tableName,
-        INLET_MANIFEST_BUCKET: state.manifestBucket.bucketName,
-        INLET_SINK_QUEUE_URL: this.queue.queueUrl,
-        // What a table stopped for good waits for its retry (the sink's lease shortens its messages' visibility).
-        INLET_SINK_QUEUE_VISIBILITY_SECONDS: String(this.retryAfter.toSeconds()),
-        POWERTOOLS_SERVICE_NAME: 'inlet-sink',
-        POWERTOOLS_LOG_LEVEL: 'INFO',
-      },
+      environment: writeFunctionEnv.sink({
+        config,
+        ledgerTable: state.ledger.tableName,
+        manifestBucket: state.manifestBucket.bucketName,
+        sinkQueueUrl: this.queue.queueUrl,
+        sinkTimeoutSeconds: timeout.toSeconds(),
+      }),
       logGroup: new LogGroup(this, 'SinkLogs', { retention: props.logRetention }),
       bundling: LAMBDA_BUNDLING,
     });

@@ -23,31 +23,6 @@ export const DEFAULT_GROUP_LIMITS: GroupLimits = {
 };
 
 /**
- * Limits from the committer's environment (`INLET_COMMIT_MAX_BATCHES`, `INLET_COMMIT_MAX_FILES`,
- * `INLET_COMMIT_MAX_BYTES`); every problem is named at once, at start-up, rather than at the first commit.
- */
-export function groupLimitsFromEnv(env: Readonly<Record<string, string | undefined>>): GroupLimits {
-  const problems: string[] = [];
-  const read = (name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-      problems.push(`${name} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
-      return fallback;
-    }
-    return value;
-  };
-  const limits = {
-    maxBatches: read('INLET_COMMIT_MAX_BATCHES', DEFAULT_GROUP_LIMITS.maxBatches, MAX_BATCHES_PER_VERSION),
-    maxFiles: read('INLET_COMMIT_MAX_FILES', DEFAULT_GROUP_LIMITS.maxFiles),
-    maxBytes: read('INLET_COMMIT_MAX_BYTES', DEFAULT_GROUP_LIMITS.maxBytes),
-  };
-  if (problems.length > 0) throw new Error(`invalid committer settings: ${problems.join('; ')}`);
-  return limits;
-}
-
-/**
  * The batches one version commits: the requested batch first (so every request makes progress, however
  * big its batch), then other SEALED batches of the table in the order they sealed, while the version stays
  * within the limits. Stops at the first that does not fit, so batches are committed in seal order.
