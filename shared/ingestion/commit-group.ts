@@ -1,6 +1,6 @@
 import { DEFAULTS } from '../kernel/defaults.ts';
 import { MAX_BATCHES_PER_VERSION } from './ledger.ts';
-import type { BatchRecord } from './model.ts';
+import { BATCH_STATE, type BatchRecord } from './model.ts';
 
 /**
  * How much one manifest version may cover (group commit, docs/protocol.md C2). A version is one commit
@@ -37,7 +37,8 @@ export function selectGroup(
   let bytes = requested.bytes ?? 0;
   for (const batch of waiting) {
     if (group.length >= Math.min(limits.maxBatches, MAX_BATCHES_PER_VERSION)) break;
-    if (batch.batchId === requested.batchId || batch.state !== 'SEALED' || !batch.stagedKey) continue;
+    if (batch.batchId === requested.batchId || batch.state !== BATCH_STATE.sealed || !batch.stagedKey)
+      continue;
     const nextFiles = files + (batch.fileCount ?? 0);
     const nextBytes = bytes + (batch.bytes ?? 0);
     if (nextFiles > limits.maxFiles || nextBytes > limits.maxBytes) break;
