@@ -53,6 +53,7 @@ export class IngestionPipeline extends Construct {
     const batcherTimeout = props.batcherTimeout ?? Duration.seconds(DEFAULTS.batcherTimeoutSeconds);
     const committerTimeout = props.committerTimeout ?? Duration.seconds(DEFAULTS.committerTimeoutSeconds);
     const lease = props.leaseDuration ?? Duration.seconds(DEFAULTS.leaseSeconds);
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     this.config = parsePipelineConfig(
       {
         tables: toTableConfigs(props.tables),
@@ -104,7 +105,7 @@ export class IngestionPipeline extends Construct {
       batcherTimeout,
       committerTimeout,
       sweepInterval: props.sweepInterval ?? Duration.minutes(DEFAULTS.sweepIntervalMinutes),
-      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      logRetention,
       backfill: {
         recordsPerMessage: props.backfill?.recordsPerMessage ?? DEFAULTS.backfill.recordsPerMessage,
         pagesPerStep: props.backfill?.pagesPerStep ?? DEFAULTS.backfill.pagesPerStep,
@@ -114,7 +115,7 @@ export class IngestionPipeline extends Construct {
     });
     this.backfill = new BackfillWorkflow(this, 'Backfill', {
       fn: this.functions.backfill,
-      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      logRetention,
       ...(props.reconcile
         ? {
             reconcile: {
@@ -128,7 +129,7 @@ export class IngestionPipeline extends Construct {
       state: this.state,
       config: this.config,
       eventBus: this.eventBus,
-      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      logRetention,
       memorySize: props.bronzeSink?.memorySize,
       timeout: props.bronzeSink?.timeout,
     });

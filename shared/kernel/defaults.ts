@@ -78,6 +78,11 @@ export const DEFAULTS = {
      * `ChangeMessageVisibilityBatch` per 10 messages every 20 s of a run.
      */
     leaseSeconds: 60,
+    /**
+     * No part of a version starts in this last stretch of an invocation; the construct refuses a sink timeout
+     * shorter than twice it, which would leave a run no time to write.
+     */
+    lastStartSeconds: 60,
   },
   /** A table's `bronze` settings (docs/bronze.md). */
   bronze: {
