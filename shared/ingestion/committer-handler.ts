@@ -36,6 +36,18 @@ const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
 export const HANDOVER_AFTER_RECEIVES = 5;
 
 /**
+ * Time kept at the end of an invocation, beside the longest commit it has run: no commit starts inside it.
+ * Lambda kills an invocation at its timeout and the event source mapping then acknowledges none of its
+ * messages, done or not, so each counts a receive toward the DLQ; returning first acknowledges the commits
+ * done and gives the rest back at once. A quarter of the time the invocation had, at most 5 s (giving back
+ * is one ChangeMessageVisibilityBatch, retried).
+ */
+const RESERVE = { fraction: 0.25, capMs: 5_000 } as const;
+
+/** A commit request not started because the invocation's time was running out. */
+class NotStartedError extends Error {}
+
+/**
  * The commit Lambda on the FIFO queue: records of one table in order. After a failure the rest of that
  * table's records fail too (versions are never assigned out of request order), but only that table's:
  * one wedged table must not hold the others (`skipGroupOnError`, group = table).
@@ -45,9 +57,22 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
   const m = deps.metrics;
 
   /** `loadFailed`: message group -> seconds until its failed messages come back. */
-  const handleRecord =
-    (deadline: number | undefined, loadFailed: Map<string, number>) =>
-    async (record: SQSRecord): Promise<void> => {
+  const handleRecord = (deadline: number | undefined, loadFailed: Map<string, number>) => {
+    const reserveMs =
+      deadline === undefined ? 0 : Math.min(RESERVE.capMs, (deadline - deps.now()) * RESERVE.fraction);
+    let longestMs = 0;
+    return async (record: SQSRecord): Promise<void> => {
+      if (deadline !== undefined && deadline - deps.now() < reserveMs + longestMs) {
+        if (receivesOf(record) >= HANDOVER_AFTER_RECEIVES) {
+          // The ledger holds the work (the sweeper re-requests it); the message must not reach the DLQ.
+          deps.log.warn('commit not started before the timeout: left to the sweeper', {
+            messageId: record.messageId,
+          });
+          return;
+        }
+        loadFailed.set(groupOf(record), 0);
+        throw new NotStartedError('not started: the invocation is near its timeout');
+      }
       const parsed = commitRequest.safeParse(JSON.parse(record.body));
       if (!parsed.success) {
         // Only Inlet writes this queue; a bad request is a bug, not data: log it and let it go to the DLQ.
@@ -99,8 +124,11 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         m.count(METRIC.commitErrors, 1);
         deps.log.error('commit failed', { ...parsed.data, error: String(error) });
         throw error;
+      } finally {
+        longestMs = Math.max(longestMs, deps.now() - started);
       }
     };
+  };
 
   return async (event, context) => {
     const deadline = context ? deps.now() + context.getRemainingTimeInMillis() : undefined;
