@@ -1,9 +1,9 @@
 import pLimit from 'p-limit';
+import type { PipelineConfig } from '../config/pipeline-config.ts';
 import type { BatchStore } from '../ingestion/batch-store.ts';
 import { tailVersions } from '../ingestion/manifest-tail.ts';
 import type { ObjectRef } from '../ingestion/model.ts';
 import { Router } from '../ingestion/routing.ts';
-import type { PipelineConfig } from '../kernel/config.ts';
 import type { Log } from '../kernel/log.ts';
 import { parseS3Prefix } from '../kernel/s3-url.ts';
 import type { CleanSourceConfig } from './config.ts';

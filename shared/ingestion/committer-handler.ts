@@ -3,9 +3,9 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../kernel/errors.ts';
 import { giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
-import type { RetryScheduler } from './batch-store.ts';
 import { CommitBatch, type CommitDeps } from './commit-batch.ts';
 
 export type CommitterHandler = (
@@ -31,7 +31,7 @@ const LOAD_BACKOFF: Backoff = { base: 5, cap: 900, jitter: 'upper-half' };
 /**
  * Receives after which a commit still failing for load is acknowledged and left to the sweeper: the ledger,
  * not the message, holds the work (a SEALED batch or a pending reservation, which the sweeper re-requests
- * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10): a throttling
+ * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10, DEFAULTS): a throttling
  * episode must not dead-letter a request that nothing is wrong with. About 40-75 s of backoff before it.
  */
 export const HANDOVER_AFTER_RECEIVES = 5;
