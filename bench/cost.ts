@@ -1,7 +1,9 @@
 // Requests and dollars per file for a backlog drained at the deployed batching window.
 import { createClients, destroyClients } from '../local/aws/clients.ts';
+import { PipelineHarness } from '../test/support/harness.ts';
 import type { RequestCounter } from '../test/support/request-counter.ts';
-import { type Benchmark, drain, log, pipeline, SIZES, seconds, sendEvents } from './support.ts';
+import { bronzeTable, landingFile, startSinkMeter } from './bronze-cost.ts';
+import { type Benchmark, drain, log, putObjects, SIZES, seconds, sendEvents } from './support.ts';
 
 /** AWS list prices, us-east-1, on-demand, as published at the date below (not fetched: this machine is offline). */
 export const PRICES = {
@@ -15,9 +17,12 @@ export const PRICES = {
   s3PerThousandPutCopyPostList: 0.005,
   s3PerThousandGetAndOther: 0.0004,
   lambdaPerMillionInvocations: 0.2,
+  // https://aws.amazon.com/lambda/pricing/ (Arm, the architecture every function is deployed on, first
+  // 7.5 billion GB-seconds a month): duration, counted for the bronze sink only (`cost.bronze`).
+  lambdaArmPerGbSecond: 0.0000133334,
   eventBridgePerMillionEvents: 1.0,
   stepFunctionsPerThousandTransitions: 0.025,
-  note: 'Lambda GB-seconds and storage are not included; requests and invocations are. S3 DELETE and CANCEL (abort multipart) requests are free.',
+  note: 'Lambda GB-seconds are included for the bronze sink only (`cost.bronze`), storage nowhere; requests and invocations are. S3 DELETE and CANCEL (abort multipart) requests are free.',
 };
 
 /** What a pipeline asked of AWS for a run: the billed units the prices above apply to. */
@@ -123,37 +128,59 @@ export function requestsPerFile(units: BilledUnits, files: number) {
 
 export const cost: Benchmark = {
   name: 'cost',
-  async run({ target, observer }) {
-    log(`cost and latency: ${SIZES.files} files`);
+  async run({ target, observer, endpoint }) {
+    log(`cost and latency: ${SIZES.files} files, each also written to a bronze table`);
     // The handlers' clients, counted.
     const clients = createClients(target);
+    const tables = [bronzeTable('events')];
     try {
-      const h = await pipeline(clients, 'events', true);
+      // As deployed (batch size 1,000), the table with a bronze sink: its files are real JSON Lines objects.
+      const h = await PipelineHarness.create(clients, {
+        config: { tables, leaseSeconds: 300 },
+        batchSize: 1_000,
+        batchingWindowMs: 20_000,
+        visibilityTimeout: 300,
+        notifications: false,
+        countRequests: true,
+      });
       const keys = Array.from(
         { length: SIZES.files },
         (_, i) => `events/2026/11/30/part-${String(i).padStart(6, '0')}.json`,
       );
-      await sendEvents(observer, h.resources.ingestQueue.url, h.resources.landingBucket, keys);
-      h.counter.reset();
-      // The deployed batching window (20 s): batches fill to Lambda's 1,000, as they would on AWS.
-      const { invocations, handlerMs: protocolMs } = await drain(h, observer, 20_000);
-      const manifests = await h.manifests('events');
-      const committed = manifests.reduce((n, m) => n + m.fileCount, 0);
-      if (committed !== SIZES.files) throw new Error(`committed ${committed} of ${SIZES.files} files`);
+      await putObjects(observer, h.resources.landingBucket, keys, (i) => landingFile(i));
+      const sink = await startSinkMeter(h, { endpoint, observer }, tables);
+      try {
+        await sendEvents(observer, h.resources.ingestQueue.url, h.resources.landingBucket, keys);
+        h.counter.reset();
+        // The deployed batching window (20 s): batches fill to Lambda's 1,000, as they would on AWS. Each
+        // commit's event runs the sink, outside the handlers' time and their counted clients.
+        const { invocations, handlerMs: protocolMs } = await drain(h, observer, 20_000, 0, () =>
+          sink.afterCommit(),
+        );
+        const manifests = await h.manifests('events');
+        const committed = manifests.reduce((n, m) => n + m.fileCount, 0);
+        if (committed !== SIZES.files) throw new Error(`committed ${committed} of ${SIZES.files} files`);
 
-      const n = SIZES.files;
-      const units = billedUnits(h.counter, n, invocations, h.published.length);
-      return {
-        cost: {
-          files: n,
-          requestsPerFile: requestsPerFile(units, n),
-          requests: Object.fromEntries([...h.counter.requests].sort()),
-          versions: manifests.length,
-          usdPerMillionFiles: usdPerMillionFiles(units, n),
-          prices: PRICES,
-        },
-        protocolSeconds: seconds(protocolMs),
-      };
+        const n = SIZES.files;
+        const units = billedUnits(h.counter, n, invocations, h.published.length);
+        const usd = usdPerMillionFiles(units, n);
+        const bronze = sink.result(n);
+        return {
+          cost: {
+            files: n,
+            requestsPerFile: requestsPerFile(units, n),
+            requests: Object.fromEntries([...h.counter.requests].sort()),
+            versions: manifests.length,
+            usdPerMillionFiles: usd,
+            withBronzeUsdPerMillionFiles: Math.round((usd + bronze.usdPerMillionFiles) * 100) / 100,
+            bronze,
+            prices: PRICES,
+          },
+          protocolSeconds: seconds(protocolMs),
+        };
+      } finally {
+        await sink.stop();
+      }
     } finally {
       destroyClients(clients);
     }

@@ -92,13 +92,15 @@ export async function sendEvents(
 /**
  * Lambda's SQS mappings, one invocation at a time, until nothing is queued or in flight. Returns the
  * invocations and the time spent inside the handlers (the protocol's own work, without the emulator's queue
- * polling, which costs far more in moto than in SQS).
+ * polling, which costs far more in moto than in SQS). `afterCommit` runs after each committer invocation
+ * (outside the timed handlers): what a commit's event starts, such as the bronze sink.
  */
 export async function drain(
   h: PipelineHarness,
   observer: AwsClients,
   batchingWindowMs = 1_000,
   lambdaInvokeMs = 0,
+  afterCommit?: () => Promise<void>,
 ) {
   let invocations = 0;
   let handlerMs = 0;
@@ -129,6 +131,7 @@ export async function drain(
       { client: h.clients.sqs, queueUrl: h.resources.commitQueue.url, batchSize: 10 },
       committer,
     );
+    if (commit.received > 0) await afterCommit?.();
     if (ingest.received > 0 || commit.received > 0) continue;
     const queued = (await depth(h.resources.ingestQueue.url)) + (await depth(h.resources.commitQueue.url));
     if (queued === 0 && !(await commitsInFlight(ledger, h.config.tables))) return { invocations, handlerMs };
@@ -151,17 +154,19 @@ export const pipeline = (
     countRequests,
   });
 
+/** Uploads `keys`, 16 at a time; each holds `body(i)` (default one byte). */
 export async function putObjects(
   clients: AwsClients,
   bucket: string,
   keys: readonly string[],
+  body: (i: number) => string = () => 'x',
 ): Promise<void> {
   const limit = pLimit(16);
   let done = 0;
   await Promise.all(
-    keys.map((Key) =>
+    keys.map((Key, i) =>
       limit(async () => {
-        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
+        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body(i) }));
         done += 1;
         if (done % 20_000 === 0) log(`  ${done} objects uploaded`);
       }),
