@@ -17,7 +17,7 @@ import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/kernel/names.ts';
 import { sinkRuntimeFromEnv } from '../shared/runtime/sink.ts';
 import type { PipelineHarness } from '../test/support/harness.ts';
 import { RequestCounter } from '../test/support/request-counter.ts';
-import { billedUnits, PRICES, usdPerMillionFiles } from './cost.ts';
+import { billedUnits, PRICES, usdPerMillionFiles } from './prices.ts';
 
 /** The sink function's memory as the construct deploys it (infra/bronze.ts, `memorySize` default). */
 export const SINK_MEMORY_MB = 512;
