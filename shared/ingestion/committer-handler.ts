@@ -6,6 +6,7 @@ import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
 import type { RetryScheduler } from './batch-store.ts';
 import { CommitBatch, type CommitDeps } from './commit-batch.ts';
+import { type CommitRequest, SettledBatches } from './settled-batches.ts';
 
 export type CommitterHandler = (
   event: SQSEvent,
@@ -44,9 +45,12 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
   const committer = new CommitBatch(deps);
   const m = deps.metrics;
 
-  /** `loadFailed`: message group -> seconds until its failed messages come back. */
+  /**
+   * `loadFailed`: message group -> seconds until its failed messages come back. `settled`: requests this
+   * invocation can answer without reading (a backlog's requests of batches an earlier group committed).
+   */
   const handleRecord =
-    (deadline: number | undefined, loadFailed: Map<string, number>) =>
+    (deadline: number | undefined, loadFailed: Map<string, number>, settled: SettledBatches) =>
     async (record: SQSRecord): Promise<void> => {
       const parsed = commitRequest.safeParse(JSON.parse(record.body));
       if (!parsed.success) {
@@ -54,6 +58,8 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         m.count(METRIC.commitErrors, 1);
         throw new Error(`malformed commit request: ${record.body.slice(0, 200)}`);
       }
+      // Committed and published, as C1 would find it: nothing to do.
+      if (settled.has(parsed.data.table, parsed.data.batchId)) return;
       const started = deps.now();
       try {
         const outcome = await committer.commit(
@@ -61,6 +67,7 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
           parsed.data.batchId,
           deadline === undefined ? {} : { deadline },
         );
+        if (outcome.published) settled.add(outcome.table, outcome.batchIds);
         if (!outcome.published) m.count(METRIC.unpublished, 1);
         if (outcome.result === 'committed') {
           m.count(METRIC.versionsCommitted, 1 + outcome.finishedPending.length);
@@ -106,8 +113,10 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
     const deadline = context ? deps.now() + context.getRemainingTimeInMillis() : undefined;
     const loadFailed = new Map<string, number>();
     try {
+      const settled = await SettledBatches.read(deps.ledger, requestsOf(event), deps.log);
       const processor = new SqsFifoPartialProcessorAsync();
-      const response = await processPartialResponse(event, handleRecord(deadline, loadFailed), processor, {
+      const handle = handleRecord(deadline, loadFailed, settled);
+      const response = await processPartialResponse(event, handle, processor, {
         throwOnFullBatchFailure: false,
         skipGroupOnError: true,
       });
@@ -117,4 +126,20 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
       m.flush();
     }
   };
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The well-formed requests of an invocation (a malformed one fails on its own, in order). */
+function requestsOf(event: SQSEvent): CommitRequest[] {
+  return event.Records.flatMap((record) => {
+    const parsed = commitRequest.safeParse(jsonOrUndefined(record.body));
+    return parsed.success ? [parsed.data] : [];
+  });
 }

@@ -205,6 +205,17 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     return Item ? toBatch(Item) : undefined;
   }
 
+  async getBatches(table: string, batchIds: readonly string[]): Promise<BatchRecord[]> {
+    if (batchIds.length === 0) return [];
+    const Keys = [...new Set(batchIds)].map((id) => batchKey(table, id));
+    const page = await this.send('get batches', () =>
+      this.doc.send(
+        new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys, ConsistentRead: true } } }),
+      ),
+    );
+    return (page.Responses?.[this.tableName] ?? []).map(toBatch);
+  }
+
   async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
     try {
       await this.doc.send(

@@ -163,6 +163,13 @@ export class SimLedger implements Ledger, LedgerQueries {
     return item ? toBatch(item) : undefined;
   }
 
+  async getBatches(table: string, batchIds: readonly string[]): Promise<BatchRecord[]> {
+    const items = await this.call(`get batches ${table}/${batchIds.join(',')}`, () =>
+      batchIds.map((id) => this.ctx.db.get(batchKey(table, id))),
+    );
+    return items.filter((item) => item !== undefined).map(toBatch);
+  }
+
   async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
     try {
       await this.send(`fenceBatch ${table}/${batchId} by ${byBatchId}`, () =>
