@@ -6,6 +6,7 @@ import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
 import type { RetryScheduler } from './batch-store.ts';
 import { CommitBatch, type CommitDeps } from './commit-batch.ts';
+import { DEFAULT_GROUP_LIMITS } from './commit-group.ts';
 import { type CommitRequest, SettledBatches } from './settled-batches.ts';
 
 export type CommitterHandler = (
@@ -113,7 +114,10 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
     const deadline = context ? deps.now() + context.getRemainingTimeInMillis() : undefined;
     const loadFailed = new Map<string, number>();
     try {
-      const settled = await SettledBatches.read(deps.ledger, requestsOf(event), deps.log);
+      // Without grouping no request's batch is committed by another's: nothing to read ahead.
+      const grouping = (deps.group ?? DEFAULT_GROUP_LIMITS).maxBatches > 1;
+      const requests = grouping ? requestsOf(event) : [];
+      const settled = await SettledBatches.read(deps.ledger, requests, deps.log);
       const processor = new SqsFifoPartialProcessorAsync();
       const handle = handleRecord(deadline, loadFailed, settled);
       const response = await processPartialResponse(event, handle, processor, {
