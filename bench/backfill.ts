@@ -116,7 +116,7 @@ async function backfillRuns({ observer, fixtures, hops }: BenchContext, clients:
     backfill: backfillKeys,
     reconcile: {
       existing: fixture.objects,
-      // With the table's keyTime pattern (design.md §6 reads this number); the whole prefix's beside it.
+      // With the table's keyTime pattern (the key bench/README.md names); the whole prefix's beside it.
       objectsListedPerRun: windowed.summary.listed,
       objectsListedPerRunWithoutKeyTime: whole.summary.listed,
       prefixesListed: windowed.summary.partitions,

@@ -1,6 +1,6 @@
 // How long a person waits for `npx inlet --help` and `npx inlet status` (local mode), as they type them, and
 // for `npm start -- --available-now` on an empty stack.
-// Targets (issue 12): help under 0.5 s, status under 1.5 s. Measured here, not in a timed test: the numbers
+// Targets: help under 0.5 s, status under 1.5 s. Measured here, not in a timed test: the numbers
 // depend on the machine and its load, which the result records next to them.
 
 import { spawnSync } from 'node:child_process';
@@ -19,7 +19,7 @@ export interface CliTimings {
   readonly statusMs: number;
   /**
    * `npm start -- --available-now` on an empty stack (a new one each run: synth, deploy, runner, functions
-   * started, quiet, exit), median wall time, the bundle cache warm (issue 21: under twice what it was).
+   * started, quiet, exit), median wall time, the bundle cache warm.
    */
   readonly startMs: number;
   /**

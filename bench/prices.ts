@@ -113,7 +113,7 @@ export function billedUnits(
   };
 }
 
-/** `cost.requestsPerFile`'s shape (design.md §6), for any pipeline's units. */
+/** `cost.requestsPerFile`'s shape (bench/README.md), for any pipeline's units. */
 export function requestsPerFile(units: BilledUnits, files: number) {
   const perFile = (x: number) => Math.round((x / files) * 10_000) / 10_000;
   return {

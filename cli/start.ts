@@ -104,7 +104,7 @@ writeLocalConfig(
   localConfigOf(
     {
       ...stack,
-      // Tables with a Delta sink gain bronzeLocation and bronzeFormat (../shared/design.md §5).
+      // Tables with a Delta sink gain bronzeLocation and bronzeFormat (docs/emulator.md, "What local mode writes").
       tables: withBronzeFields(
         stack.tables,
         configFromEnv(stack.environment.Committer),

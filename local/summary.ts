@@ -106,10 +106,10 @@ export function liveLine(
 }
 
 /**
- * The bronze fields of the local contract (../shared/design.md §5) for the tables that have a Delta sink:
- * `{table: {version, rows, rescued}}`, version as Delta readers report it: the Delta version of the sink's
- * last commit, which is the table's version while the sink is its only writer (manifest version - 1 when every
- * version is one commit; a version too big for one invocation is written as several).
+ * The bronze fields of the local-mode contract (docs/emulator.md, "What local mode writes") for the tables
+ * that have a Delta sink: `{table: {version, rows, rescued}}`, version as Delta readers report it: the Delta
+ * version of the sink's last commit, which is the table's version while the sink is its only writer (manifest
+ * version - 1 when every version is one commit; a version too big for one invocation is written as several).
  */
 export async function bronzeSummary(
   cursors: SinkCursorStore,

@@ -10,7 +10,7 @@
  * bundles come last and wait for the runtime. Integration output streams; unit output is held and printed
  * whole when that run ends, so the two never mix mid-report.
  *
- * With arguments (`npm test -- test/unit/foo.test.ts`) it is `vitest run <arguments>` after both.
+ * With arguments (`npm test -- test/unit/ingestion/manifest.test.ts`) it is `vitest run <arguments>` after both.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -21,7 +21,8 @@ export interface AwsClients {
 }
 
 /**
- * Builds the clients once; callers share them (Lambda entrypoints at module scope).
+ * Builds the clients once; callers share them. For the tools (the CLI, local mode, the bench, the tests):
+ * a function builds its own clients in its composition root (shared/runtime/).
  * @example
  * const clients = createClients(targetFromEnv() ?? { kind: 'aws' });
  */

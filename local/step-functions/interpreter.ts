@@ -100,8 +100,8 @@ function withAwsDefaults(definition: Definition): Definition {
 
 /**
  * Definitions (JSON text) this process has validated. asl-validator builds and compiles its JSON schemas
- * afresh on every call (~0.3 s of CPU), and a run starts an execution per continuation: each definition is
- * checked once, its later executions start without it.
+ * afresh on every call, and a run starts an execution per continuation: each definition is checked once,
+ * its later executions start without it.
  */
 const validated = new Set<string>();
 

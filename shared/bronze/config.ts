@@ -3,7 +3,8 @@ import { nameProblem } from './delta-types.ts';
 
 /**
  * Types a `schemaHints` entry may name: the types JSON and CSV inference produces. A table holds more (the
- * Delta type model, delta-types.ts); hints for those are issue 23.
+ * Delta type model, delta-types.ts); hints for those are not done yet
+ * (docs/bronze.md, "Not done yet").
  */
 export const HINT_TYPES = ['string', 'long', 'double', 'boolean'] as const;
 export type HintType = (typeof HINT_TYPES)[number];

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 /**
  * `load` of each item, at most `concurrency` at once, results yielded in the items' order, loading at most
  * `2 x concurrency` ahead of the consumer. S3 answers a small GET in tens of milliseconds
- * (docs/protocol.md, "What AWS does that the emulator doesn't"): reading a version's files one after the
+ * (docs/aws-behaviour.md, "Small-object GET latency ..."): reading a version's files one after the
  * other spends the sink's time waiting, so they are read in parallel while earlier ones are parsed.
  */
 export async function* readAhead<T, R>(

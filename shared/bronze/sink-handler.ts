@@ -115,7 +115,7 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
             deltaVersion: outcome.cursor.deltaVersion,
           });
           // Named by the message and its receive count: a redelivery of the same message (its run failed, or
-          // overlapped another) that stops at the same cursor must get its own nudge through too (seed 943).
+          // overlapped another) that stops at the same cursor must get its own nudge through too.
           await deps.nudger.nudge(
             table,
             outcome.cursor.deltaVersion,

@@ -38,6 +38,18 @@ const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
 export const HANDOVER_AFTER_RECEIVES = 5;
 
 /**
+ * Time kept at the end of an invocation, beside the longest commit it has run: no commit starts inside it.
+ * Lambda kills an invocation at its timeout and the event source mapping then acknowledges none of its
+ * messages, done or not, so each counts a receive toward the DLQ; returning first acknowledges the commits
+ * done and gives the rest back at once. A quarter of the time the invocation had, at most 5 s (giving back
+ * is one ChangeMessageVisibilityBatch, retried).
+ */
+const RESERVE = { fraction: 0.25, capMs: 5_000 } as const;
+
+/** A commit request not started because the invocation's time was running out. */
+class NotStartedError extends Error {}
+
+/**
  * The commit Lambda on the FIFO queue: records of one table in order. After a failure the rest of that
  * table's records fail too (versions are never assigned out of request order), but only that table's:
  * one wedged table must not hold the others (`skipGroupOnError`, group = table).
@@ -50,17 +62,35 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
    * `loadFailed`: message group -> seconds until its failed messages come back. `settled`: requests this
    * invocation can answer without reading (a backlog's requests of batches an earlier group committed).
    */
-  const handleRecord =
-    (deadline: number | undefined, loadFailed: Map<string, number>, settled: SettledBatches) =>
-    async (record: SQSRecord): Promise<void> => {
+  const handleRecord = (
+    deadline: number | undefined,
+    loadFailed: Map<string, number>,
+    settled: SettledBatches,
+  ) => {
+    const reserveMs =
+      deadline === undefined ? 0 : Math.min(RESERVE.capMs, (deadline - deps.now()) * RESERVE.fraction);
+    let longestMs = 0;
+    return async (record: SQSRecord): Promise<void> => {
+      // Committed and published, as C1 would find it: nothing to do, whatever time is left.
+      const request = requestOf(record);
+      if (request && settled.has(request.table, request.batchId)) return;
+      if (deadline !== undefined && deadline - deps.now() < reserveMs + longestMs) {
+        if (receivesOf(record) >= HANDOVER_AFTER_RECEIVES) {
+          // The ledger holds the work (the sweeper re-requests it); the message must not reach the DLQ.
+          deps.log.warn('commit not started before the timeout: left to the sweeper', {
+            messageId: record.messageId,
+          });
+          return;
+        }
+        loadFailed.set(groupOf(record), 0);
+        throw new NotStartedError('not started: the invocation is near its timeout');
+      }
       const parsed = commitRequest.safeParse(JSON.parse(record.body));
       if (!parsed.success) {
         // Only Inlet writes this queue; a bad request is a bug, not data: log it and let it go to the DLQ.
         m.count(METRIC.commitErrors, 1);
         throw new Error(`malformed commit request: ${record.body.slice(0, 200)}`);
       }
-      // Committed and published, as C1 would find it: nothing to do.
-      if (settled.has(parsed.data.table, parsed.data.batchId)) return;
       const started = deps.now();
       try {
         const outcome = await committer.commit(
@@ -107,8 +137,11 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         m.count(METRIC.commitErrors, 1);
         deps.log.error('commit failed', { ...parsed.data, error: String(error) });
         throw error;
+      } finally {
+        longestMs = Math.max(longestMs, deps.now() - started);
       }
     };
+  };
 
   return async (event, context) => {
     const deadline = context ? deps.now() + context.getRemainingTimeInMillis() : undefined;
@@ -116,7 +149,7 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
     try {
       // Without grouping no request's batch is committed by another's: nothing to read ahead.
       const grouping = (deps.group ?? DEFAULT_GROUP_LIMITS).maxBatches > 1;
-      const requests = grouping ? requestsOf(event) : [];
+      const requests = grouping ? event.Records.flatMap((r) => requestOf(r) ?? []) : [];
       const settled = await SettledBatches.read(deps.ledger, requests, deps.log);
       const processor = new SqsFifoPartialProcessorAsync();
       const handle = handleRecord(deadline, loadFailed, settled);
@@ -132,18 +165,14 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
   };
 }
 
-function jsonOrUndefined(text: string): unknown {
+/** A well-formed request's table and batch; undefined for a malformed one (it fails on its own, in order). */
+function requestOf(record: SQSRecord): CommitRequest | undefined {
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(record.body);
   } catch {
     return undefined;
   }
-}
-
-/** The well-formed requests of an invocation (a malformed one fails on its own, in order). */
-function requestsOf(event: SQSEvent): CommitRequest[] {
-  return event.Records.flatMap((record) => {
-    const parsed = commitRequest.safeParse(jsonOrUndefined(record.body));
-    return parsed.success ? [parsed.data] : [];
-  });
+  const parsed = commitRequest.safeParse(body);
+  return parsed.success ? parsed.data : undefined;
 }

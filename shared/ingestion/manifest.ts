@@ -14,7 +14,7 @@ export interface ManifestEntry {
   readonly meta: { readonly content_length: number };
 }
 
-/** The manifest contract (docs/protocol.md, ../shared/design.md §4); other tools read it. */
+/** The manifest contract (docs/protocol.md, "Manifests"); other tools read it. */
 export interface Manifest {
   readonly table: string;
   readonly version: number;
@@ -33,7 +33,7 @@ export interface Manifest {
    * bucket): `entries` then load each key's current version, which may be a later write than the one this
    * manifest lists, and two versions of one key in two manifests load the same bytes twice. A consumer that
    * needs the exact bytes reads `files[]` with GetObject `versionId`. Absent otherwise, so manifests without
-   * versions keep the §4 shape byte for byte.
+   * versions keep the contract's shape byte for byte.
    */
   readonly entriesLoadCurrentVersion?: true;
 }

@@ -19,7 +19,7 @@ export interface ObjectRef {
 /** An object routed to one table: the unit the ledger claims. */
 export interface FileRef extends ObjectRef {
   readonly table: string;
-  /** Identity within the table (see identity.ts); the ledger key is derived from it. */
+  /** Identity within the table (`fileIdentity` in routing.ts); the ledger key is derived from it. */
   readonly identity: string;
 }
 

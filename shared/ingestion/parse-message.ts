@@ -37,7 +37,7 @@ const notificationRecord = z.object({
       sequencer: z.optional(z.string()),
     }),
   }),
-  /** Inlet's own addition on records a backfill enqueued (shared/backfill/enqueue.ts). */
+  /** Inlet's own addition on records a backfill enqueued (shared/backfill/aws/sqs-enqueuer.ts). */
   inlet: z.optional(z.object({ table: nonEmpty, run: z.optional(z.string()) })),
 });
 

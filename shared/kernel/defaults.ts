@@ -1,7 +1,7 @@
 /**
  * Every default of the pipeline, once: the construct's validation, the construct itself, the functions'
- * configuration schema and the backfill read them from here, so no two layers can disagree (they did: the
- * lease was 900 s in the functions' schema and 600 s in the construct). Imports nothing.
+ * configuration schema and the backfill read them from here, so no two layers can disagree. Imports
+ * nothing.
  */
 export const DEFAULTS = {
   /** How long a claim blocks other batchers; must exceed the batcher's timeout. */

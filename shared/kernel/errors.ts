@@ -51,7 +51,7 @@ export class ThrottledError extends DefiniteFailureError {
 
 /**
  * The request may or may not have been applied (timeout, connection reset, 5xx). The protocol treats the
- * write as possibly done: a batch with such a claim is never sealed (docs/protocol.md, "unknown outcomes").
+ * write as possibly done: a batch with such a claim is never sealed (docs/protocol.md, "Unknown outcomes, resolved").
  */
 export class UnknownOutcomeError extends InletError {
   constructor(message: string, cause?: unknown) {
@@ -210,7 +210,7 @@ export function mayHaveBeenApplied(error: unknown): boolean {
 
 /**
  * Maps an SDK error that the adapter did not handle itself to a domain error. "Definitely not applied" only
- * when no attempt could have been applied (docs/protocol.md, "What AWS does that the emulator doesn't");
+ * when no attempt could have been applied (docs/aws-behaviour.md, "The SDK retries a call ...");
  * everything else has an unknown outcome and the protocol must resolve it (re-issue the conditional write,
  * or read the item) before acting as if it failed.
  */

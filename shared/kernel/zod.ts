@@ -1,6 +1,6 @@
-// Every schema in product code is written with zod/mini, imported as `import * as z from '../zod.ts'`: its
-// functions are tree-shaken, so a Lambda bundle carries a few tens of KB of zod instead of the classic API's
-// 444 KB, ~40 ms less CPU on each cold start (docs/performance.md). Two things keep the shaking working: the
+// Every schema in product code is written with zod/mini, imported as `import * as z from '../kernel/zod.ts'`:
+// its functions are tree-shaken, so a Lambda bundle carries a few tens of KB of zod instead of the whole
+// classic API, and cold starts load less (docs/performance.md). Two things keep the shaking working: the
 // namespace is re-exported with `export *` (exporting the namespace object would keep all of it), and only
 // the English locale is imported (zod/locales' index holds every language). It is loaded here, once, so a
 // ConfigError lists readable problems.

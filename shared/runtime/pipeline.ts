@@ -47,8 +47,8 @@ export function powertoolsLog(serviceName: string): Log {
 
 /**
  * What every function builds: configuration, logger, metrics and the ledger (its DynamoDB client). Each
- * function then adds only the clients it calls (below): an SDK client package costs 60-110 ms of CPU to load,
- * the larger part of a cold start (docs/performance.md), so a bundle must not carry one it never uses.
+ * function then adds only the clients it calls (below): loading an SDK client package is the larger part of
+ * a cold start (docs/performance.md, "Cold starts"), so a bundle must not carry one it never uses.
  */
 function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: RuntimeOverrides) {
   const config: PipelineConfig = configFromEnv(env);

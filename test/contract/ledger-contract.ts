@@ -1,5 +1,5 @@
 /**
- * What the Ledger port promises, written once and run against every implementation (issue 11): the
+ * What the Ledger port promises, written once and run against every implementation: the
  * simulation's verdicts are only worth something if its ledger answers as the DynamoDB adapter does.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Shapes of issue 20's values (docs/bronze.md, "Column names" and "JSON and CSV"): keys that differ only
+ * Shapes of values (docs/bronze.md, "Column names" and "JSON and CSV"): keys that differ only
  * by case from a column, from a key seen earlier or from a column the sink adds, which must be rescued
  * rather than make the table unreadable; and JSON numbers no double holds, which must be kept or rescued
  * as their exact literal, never rounded.

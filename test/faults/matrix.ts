@@ -2,7 +2,7 @@
  * The crash matrix: a crash before and after every port call of the batcher and the committer, and each
  * call "applied, then refused" (the SDK-retry masking), then recovery; each scenario must end with every
  * file committed exactly once. It runs on any pipeline with the harness's driving surface: the in-memory
- * fakes (memory-target.ts, the whole matrix in seconds) or the emulator (a smoke that crosses the adapters).
+ * fakes (`memoryTarget` in targets.ts, the whole matrix in seconds) or the emulator (a smoke that crosses the adapters).
  */
 import type { PollResult } from '../../local/poller.ts';
 import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';

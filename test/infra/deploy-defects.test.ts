@@ -1,4 +1,4 @@
-// Deploy-time defects that moto's CloudFormation ignores (issue 10, items 2, 4, 16-22 and the sweeper's scan):
+// Deploy-time defects that moto's CloudFormation ignores:
 // each asserted on the synthesized template, the only place they can be seen before a real deploy.
 import { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';

@@ -1,7 +1,7 @@
 // Rules AWS enforces when a stack deploys (or, for a few, silently afterwards) that neither CDK nor moto's
 // CloudFormation checks: each is one test over every resource of several synthesized stacks, the default
-// `cdk deploy` (cdk.json's context) among them, with the page that documents it. docs/protocol.md, "Deploy
-// time", lists the same rules.
+// `cdk deploy` (cdk.json's context) among them, with the page that documents it. docs/aws-behaviour.md,
+// "Deploy time", lists the same rules.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';

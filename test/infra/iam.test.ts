@@ -225,7 +225,7 @@ describe('IAM', () => {
 
   it('lets the bronze sink list the manifest bucket even when every bronze table has its own location', () => {
     // Without ListBucket a GET of the next manifest, not yet written, answers 403 instead of 404 (GetObject,
-    // Permissions): every catch-up would fail at its end and never clean (F6 of the second AWS review).
+    // Permissions): every catch-up would fail at its end and never clean.
     const sinkLists = (tables: InletStackProps['tables']) =>
       allows(synth({ tables }))
         .filter((g) => /^InletBronze.*ServiceRoleDefaultPolicy/.test(g.id) && g.action === 's3:ListBucket')

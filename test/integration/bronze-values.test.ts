@@ -19,7 +19,7 @@ import { testClients, testTarget } from '../support/aws.ts';
 import { PipelineHarness } from '../support/harness.ts';
 
 /**
- * No value altered, no table made unreadable (issue 20): landing files written by pyarrow and by Spark (a
+ * No value altered, no table made unreadable: landing files written by pyarrow and by Spark (a
  * writer Inlet did not write) with every type the sink maps, through the real pipeline on the emulator,
  * read back by delta-rs (a reader Inlet did not write) and compared value by value with what pyarrow reads
  * from the landing files.

@@ -121,9 +121,9 @@ describe.skipIf(target.kind !== 'emulator')('the IAM check', () => {
     await check?.acknowledge(found?.last ?? 0);
   });
 
-  // F6 (reviews/aws-semantics-2.md): the sink had no s3:ListBucket on the manifest bucket when every bronze
-  // table sets `location`, so reading the next (missing) manifest was 403 and no catch-up ever ended. It may
-  // now always list that bucket (infra/bronze.ts); this failed before the grant.
+  // Without s3:ListBucket on the manifest bucket (every bronze table setting `location`), reading the next
+  // manifest, absent until written, is 403 instead of 404 and no catch-up ever ends: the sink may always
+  // list that bucket (infra/bronze.ts).
   it('F6, the real stack: the sink catches a custom-location table up with no request AWS would deny', async () => {
     const check = iamCheck();
     const before = (await check?.denials(Number.MAX_SAFE_INTEGER))?.last ?? 0;

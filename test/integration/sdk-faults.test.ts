@@ -10,7 +10,7 @@ import { type AttemptFault, injectSdkFault, shortBackoffClients } from '../suppo
 import { waitFor } from '../support/wait.ts';
 
 // AWS behaviour moto never produces, injected below the SDK's retry middleware so the real client retries
-// it: docs/protocol.md, "What AWS does that the emulator doesn't".
+// it: docs/aws-behaviour.md.
 const clientSets: AwsClients[] = [];
 afterAll(() => clientSets.forEach(destroyClients));
 

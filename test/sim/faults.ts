@@ -1,7 +1,7 @@
 /**
  * The SDK's view of AWS: a port call is up to N attempts (the client's standard retry mode), each of
  * which may be applied and answered, applied with the answer lost, refused with a 5xx, or throttled; only
- * the last attempt's error reaches the adapter. That is how a write can happen behind a 400 (issue 10 #1).
+ * the last attempt's error reaches the adapter. That is how a write can happen behind a 400.
  */
 import { attemptMayHaveApplied, POSSIBLY_APPLIED } from '../../shared/kernel/errors.ts';
 import { never, type Rng, type Scheduler, type Worker } from './scheduler.ts';
@@ -72,7 +72,7 @@ export interface FaultRates {
   /**
    * Throttling comes in bursts (a hot partition, an exhausted retry quota): after a failed attempt the
    * next one is throttled with this probability. It makes "applied, then throttled until the SDK gives up"
-   * (issue 10 #1) a common path instead of a one-in-a-million one.
+   * a common path instead of a one-in-a-million one.
    */
   burst: number;
   /**

@@ -3,7 +3,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../shared/kernel/project-root.ts';
 
-// Dependencies point one way (issue 12): product code never reaches into the tools built around it, and
+// Dependencies point one way: product code never reaches into the tools built around it, and
 // the CLI and local runner never load CDK at run time (it costs seconds per command). A regex over import
 // statements is enough here: the code base uses only `import ... from '...'`, `export ... from '...'` and
 // `import('...')`, and this test fails on a specifier it cannot resolve rather than skipping it.

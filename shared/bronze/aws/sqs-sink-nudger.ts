@@ -15,7 +15,7 @@ export class SqsSinkNudger implements SinkNudger {
           MessageGroupId: table,
           // Per run, not per cursor: the SDK's retries of this send are dropped, but a later run that ran out
           // of budget at the same cursor (another table's catch-up used it, or the same message came back)
-          // must get its nudge through, or the table waits for its next commit (simulation seeds 621 and 943).
+          // must get its nudge through, or the table waits for its next commit.
           // At most 63 + 1 + 20 + 1 + 36 + 1 + 5 (message id and receive count) = 127 < 128 characters.
           MessageDeduplicationId: `${table}.${afterDeltaVersion}.${cause}`,
         }),

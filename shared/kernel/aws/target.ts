@@ -73,7 +73,7 @@ export function clientConfig(target: AwsTarget): {
   // UnknownOutcomeError the protocol already handles (the batch is not sealed, the claims expire).
   const requestHandler = { connectionTimeout: 3_000, requestTimeout: 30_000 };
   // Adaptive: under throttling the client slows its own send rate instead of spending its retry quota
-  // (a new on-demand table starts at 4,000 write units/s; docs/protocol.md, "What AWS does ...").
+  // (a new on-demand table starts at 4,000 write units/s; docs/aws-behaviour.md, "Throttling applies nothing").
   const retryMode = 'adaptive' as const;
   if (target.kind === 'aws')
     return target.region

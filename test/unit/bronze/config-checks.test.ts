@@ -1,5 +1,5 @@
-// Configurations where one table's Delta table, archive or cleanSource reaches another table's files
-// (F3, F15, F20, F22 of the second AWS review): refused at synth and at start-up, every problem at once.
+// Configurations where one table's Delta table, archive or cleanSource reaches another table's files are
+// refused at synth and at start-up, every problem at once.
 import { describe, expect, it } from 'vitest';
 import { type PipelineConfigInput, parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import type { ConfigError } from '../../../shared/kernel/errors.ts';

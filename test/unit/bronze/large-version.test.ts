@@ -1,4 +1,4 @@
-// A manifest version too big for the old sink (review F2): 20,000 landing files, each GET taking the tens of
+// A manifest version too big for one sink pass: 20,000 landing files, each GET taking the tens of
 // milliseconds S3 documents for small objects, on a simulated clock that also kills the invocation at its
 // timeout as Lambda does. Every run must move the table on, and the version must end in the table whole.
 import { parquetReadObjects } from 'hyparquet';

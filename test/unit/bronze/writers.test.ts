@@ -1,4 +1,4 @@
-// The bronze sink beside other writers of its table (review F11, F12, F17, F19): another run of the sink, a
+// The bronze sink beside other writers of its table: another run of the sink, a
 // maintenance job, a moved location, a table written by an older sink.
 import type { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';

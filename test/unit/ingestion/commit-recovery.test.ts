@@ -158,4 +158,40 @@ describe('the committer handler', () => {
     expect(failed).toEqual(['m1', 'm2']);
     expect(given).toEqual([]);
   });
+
+  it('starts no commit it cannot finish before the Lambda timeout: the done ones are acknowledged, the rest given back at once', async () => {
+    // A killed invocation acknowledges nothing: every message in it, done or not, counts a receive toward
+    // the DLQ (maxReceiveCount 10), so commits slower than the timeout would dead-letter the ones done first.
+    let now = 0;
+    const given: RetryLater[] = [];
+    const handler = makeCommitterHandler({
+      ...deps(
+        {
+          getBatch: async () => {
+            now += 2_000; // each commit takes 2 s (a throttled partition)
+            return undefined; // never sealed: dropped and acknowledged once it ran
+          },
+        } as unknown as Ledger,
+        {} as BatchStore,
+      ),
+      now: () => now,
+      metrics: { count() {}, milliseconds() {}, flush() {} },
+      retries: { retryLater: async (messages) => void given.push(...messages) },
+    });
+    const records = Array.from({ length: 10 }, (_, i) => record(`m${i}`, 'orders', 1));
+    const timeoutMs = 10_000;
+
+    const response = await handler({ Records: records } as unknown as SQSEvent, {
+      getRemainingTimeInMillis: () => timeoutMs - now,
+    });
+
+    expect(now).toBeLessThan(timeoutMs);
+    const failed = response.batchItemFailures.map((f) => f.itemIdentifier);
+    const done = records.length - failed.length;
+    // 10 s: at least three commits of 2 s fit with the time kept for returning.
+    expect(done).toBeGreaterThanOrEqual(3);
+    expect(failed).toEqual(records.slice(done).map((r) => r.messageId));
+    expect(given.map((g) => g.receiptHandle)).toEqual(records.slice(done).map((r) => r.receiptHandle));
+    for (const g of given) expect(g.seconds).toBe(0);
+  });
 });

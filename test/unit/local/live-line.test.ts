@@ -14,7 +14,7 @@ function ledgerWithHeads(heads: Record<string, { head: number; files: number }>)
 describe('the local live line', () => {
   it('counts committed files and versions from the ledger heads, including versions finished on behalf of another batch', async () => {
     // What the committer's metrics say when one invocation finished another batch's pending version
-    // (finishedPending) and counted only its own batch's files: the numbers seen in issue 10, item 15.
+    // (finishedPending) and counted only its own batch's files.
     const metrics = new MemoryMetrics();
     metrics.count('FilesClaimed', 986);
     metrics.count('FilesCommitted', 834);

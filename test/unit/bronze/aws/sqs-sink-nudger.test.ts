@@ -1,5 +1,5 @@
 // The sink's nudge to itself on its FIFO queue: SQS drops a message whose MessageDeduplicationId it has seen
-// in the last 5 minutes, so a nudge's id must differ between runs (simulation seed 621, test/unit/sim.test.ts).
+// in the last 5 minutes, so a nudge's id must differ between runs.
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { SqsSinkNudger } from '../../../../shared/bronze/aws/sqs-sink-nudger.ts';
