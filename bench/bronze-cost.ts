@@ -9,26 +9,29 @@ import { latencyOf } from '../local/aws-latencies.ts';
 import { startLatencyProxy } from '../local/latency-proxy.ts';
 import { pollOnce } from '../local/poller.ts';
 import { makeSinkHandler } from '../shared/bronze/sink-handler.ts';
+import { sinkQueueVisibilitySeconds } from '../shared/config/function-env.ts';
+import type { PipelineConfigInput } from '../shared/config/pipeline-config.ts';
 import { emulatorTarget } from '../shared/kernel/aws/target.ts';
-import type { PipelineConfigInput } from '../shared/kernel/config.ts';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { silentLog } from '../shared/kernel/log.ts';
 import { MemoryMetrics } from '../shared/kernel/metrics.ts';
-import { BATCH_COMMITTED, EVENT_SOURCE } from '../shared/kernel/names.ts';
+import { BATCH_COMMITTED, ENV, EVENT_SOURCE } from '../shared/kernel/names.ts';
 import { sinkRuntimeFromEnv } from '../shared/runtime/sink.ts';
+import { functionEnv } from '../test/support/function-env.ts';
 import type { PipelineHarness } from '../test/support/harness.ts';
 import { RequestCounter } from '../test/support/request-counter.ts';
 import { billedUnits, PRICES, usdPerMillionFiles } from './prices.ts';
 
-/** The sink function's memory as the construct deploys it (infra/bronze.ts, `memorySize` default). */
-export const SINK_MEMORY_MB = 512;
+/** The sink function's memory as the construct deploys it by default. */
+export const SINK_MEMORY_MB = DEFAULTS.sink.memoryMb;
 /**
  * "At 1,769 MB, a function has the equivalent of one vCPU (one vCPU-second of credits per second)"
  * (https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html): below that, CPU work takes
  * 1,769 / memory times as long as on one core.
  */
 const ONE_VCPU_MB = 1_769;
-/** The sink queue's visibility timeout as the construct sets it: 6x the default 15-minute sink timeout. */
-const SINK_QUEUE_VISIBILITY_SECONDS = 6 * 15 * 60;
+/** The sink queue's visibility timeout as the construct sets it for the default sink timeout. */
+const SINK_QUEUE_VISIBILITY_SECONDS = sinkQueueVisibilitySeconds(DEFAULTS.sink.timeoutSeconds);
 
 /** `landingFile(i)`: a small JSON Lines file, about 1,000 bytes, as the cost benchmark's events say. */
 export function landingFile(i: number): string {
@@ -90,13 +93,15 @@ export async function startSinkMeter(
   const poller = createClients(emulatorTarget(wire.endpoint));
   const runtime = sinkRuntimeFromEnv(
     {
-      INLET_AWS_ENDPOINT: wire.endpoint,
+      [ENV.awsEndpoint]: wire.endpoint,
       AWS_REGION: 'us-east-1',
-      INLET_MANIFEST_BUCKET: h.resources.manifestBucket,
-      INLET_LEDGER_TABLE: h.resources.ledgerTable,
-      INLET_CONFIG: JSON.stringify({ tables }),
-      INLET_SINK_QUEUE_URL: queueUrl,
-      INLET_SINK_QUEUE_VISIBILITY_SECONDS: String(SINK_QUEUE_VISIBILITY_SECONDS),
+      // The default sink's environment, through the construct's writer.
+      ...functionEnv('sink', {
+        manifestBucket: h.resources.manifestBucket,
+        ledgerTable: h.resources.ledgerTable,
+        config: { tables },
+        sinkQueueUrl: queueUrl,
+      }),
     },
     { log: silentLog, metrics: new MemoryMetrics() },
   );

@@ -1,6 +1,7 @@
 // Dollars per million files with the ledger on provisioned capacity (infra/ledger-capacity.ts) instead of
 // on demand, at a steady rate, from the units the cost benchmark counted: the same requests, but DynamoDB's
 // write and read units paid as capacity-hours that auto scaling keeps at its target utilization.
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { type BilledUnits, PRICES, usdPerMillionFiles } from './prices.ts';
 
 export interface SteadyRate {
@@ -16,12 +17,17 @@ export interface SteadyRate {
   readonly floorRcu: number;
 }
 
-/** The infra defaults at 100 files a second (8.6 million a day): table reads at their minimum of 5, the index at 1 and 1. */
+const PROVISIONED = DEFAULTS.provisionedLedger;
+
+/**
+ * The construct's defaults at 100 files a second (8.6 million a day): the table's reads at their minimum,
+ * the sealed index's reads and writes at theirs.
+ */
 export const STEADY_RATE: SteadyRate = {
   filesPerSecond: 100,
-  targetUtilization: 0.7,
-  floorWcu: 1,
-  floorRcu: 6,
+  targetUtilization: PROVISIONED.targetUtilizationPercent / 100,
+  floorWcu: PROVISIONED.indexMinUnits,
+  floorRcu: PROVISIONED.readUnits.min + PROVISIONED.indexMinUnits,
 };
 
 /**

@@ -1,4 +1,7 @@
 import { BillingMode, type Table } from 'aws-cdk-lib/aws-dynamodb';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
+
+const PROVISIONED = DEFAULTS.provisionedLedger;
 
 /** A range of capacity units auto scaling keeps a table (or index) within. */
 export interface CapacityRange {
@@ -34,19 +37,6 @@ export interface ProvisionedLedgerCapacity {
 /** @default { mode: 'on-demand' } */
 export type LedgerCapacity = { readonly mode: 'on-demand' } | ProvisionedLedgerCapacity;
 
-export const PROVISIONED_DEFAULTS = {
-  writeUnits: { min: 5, max: 4000 },
-  readUnits: { min: 5, max: 2000 },
-  targetUtilizationPercent: 70,
-} as const;
-
-/**
- * The sealed index is sparse (batches with work left): a few writes per batch of up to 1,000 files, one
- * Query per commit. It still needs capacity of its own, and a throttled index write throttles the table's
- * write, so it scales too, from 1 unit, up to the table's maximum.
- */
-const INDEX_MIN_UNITS = 1;
-
 /** Every problem with the capacity settings (empty when they are fine). */
 export function ledgerCapacityProblems(capacity: LedgerCapacity | undefined): string[] {
   if (!capacity || capacity.mode === 'on-demand') return [];
@@ -78,25 +68,28 @@ export function ledgerBilling(capacity: LedgerCapacity | undefined) {
   if (!capacity || capacity.mode === 'on-demand') return { billingMode: BillingMode.PAY_PER_REQUEST };
   return {
     billingMode: BillingMode.PROVISIONED,
-    readCapacity: (capacity.readUnits ?? PROVISIONED_DEFAULTS.readUnits).min,
-    writeCapacity: (capacity.writeUnits ?? PROVISIONED_DEFAULTS.writeUnits).min,
+    readCapacity: (capacity.readUnits ?? PROVISIONED.readUnits).min,
+    writeCapacity: (capacity.writeUnits ?? PROVISIONED.writeUnits).min,
   };
 }
 
-/** The sealed index's starting capacity, when the table is provisioned. */
+/**
+ * The sealed index's starting capacity, when the table is provisioned. The index is sparse (batches with work
+ * left: a few writes per batch of up to 1,000 files, one Query per commit) but needs capacity of its own, and a
+ * throttled index write throttles the table's write, so it scales too, up to the table's maximum.
+ */
 export function indexBilling(capacity: LedgerCapacity | undefined) {
   if (!capacity || capacity.mode === 'on-demand') return {};
-  return { readCapacity: INDEX_MIN_UNITS, writeCapacity: INDEX_MIN_UNITS };
+  return { readCapacity: PROVISIONED.indexMinUnits, writeCapacity: PROVISIONED.indexMinUnits };
 }
 
 /** Target tracking auto scaling on the table's and the index's reads and writes (CDK's `autoScale*Capacity`). */
 export function autoScaleLedger(table: Table, indexName: string, capacity: LedgerCapacity | undefined): void {
   if (!capacity || capacity.mode === 'on-demand') return;
-  const writes = capacity.writeUnits ?? PROVISIONED_DEFAULTS.writeUnits;
-  const reads = capacity.readUnits ?? PROVISIONED_DEFAULTS.readUnits;
+  const writes = capacity.writeUnits ?? PROVISIONED.writeUnits;
+  const reads = capacity.readUnits ?? PROVISIONED.readUnits;
   const utilization = {
-    targetUtilizationPercent:
-      capacity.targetUtilizationPercent ?? PROVISIONED_DEFAULTS.targetUtilizationPercent,
+    targetUtilizationPercent: capacity.targetUtilizationPercent ?? PROVISIONED.targetUtilizationPercent,
   };
   table
     .autoScaleWriteCapacity({ minCapacity: writes.min, maxCapacity: writes.max })
@@ -106,13 +99,13 @@ export function autoScaleLedger(table: Table, indexName: string, capacity: Ledge
     .scaleOnUtilization(utilization);
   table
     .autoScaleGlobalSecondaryIndexWriteCapacity(indexName, {
-      minCapacity: INDEX_MIN_UNITS,
+      minCapacity: PROVISIONED.indexMinUnits,
       maxCapacity: writes.max,
     })
     .scaleOnUtilization(utilization);
   table
     .autoScaleGlobalSecondaryIndexReadCapacity(indexName, {
-      minCapacity: INDEX_MIN_UNITS,
+      minCapacity: PROVISIONED.indexMinUnits,
       maxCapacity: reads.max,
     })
     .scaleOnUtilization(utilization);
