@@ -39,8 +39,6 @@ export interface SealRequest {
 export interface FileEntry extends FileOwner {
   readonly table: string;
   readonly identity: string;
-  readonly size?: number;
-  readonly eventTime?: string;
 }
 
 /**

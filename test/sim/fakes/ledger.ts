@@ -139,7 +139,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         this.write({
           key: fileKey(file.table, file.identity),
           condition: (old) => old === undefined,
-          write: () => ({ batchId, leaseUntil, size: file.size, eventTime: file.eventTime }),
+          write: () => ({ batchId, leaseUntil }),
           returnOldOnFailure: true,
         }),
       );
@@ -446,7 +446,5 @@ function fileEntry(item: Item): FileEntry | undefined {
     ...parsed,
     batchId: item.batchId as string,
     leaseUntil: item.leaseUntil as number,
-    size: item.size as number | undefined,
-    eventTime: item.eventTime as string | undefined,
   };
 }
