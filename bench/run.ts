@@ -83,6 +83,7 @@ async function main(): Promise<void> {
     observer,
     results,
     fixtures: new Map(),
+    cpuSeconds: () => cpuSecondsSoFar(emulator.pid),
   };
   try {
     // What the run's time is made of, for keeping `--quick` within its budget: each benchmark's wall time,

@@ -34,6 +34,11 @@ export interface BenchContext {
    * in this process: a Lambda invocation and a Step Functions task. Absent: the emulator as it answers.
    */
   readonly hops?: { readonly lambdaInvokeMs: number; readonly stepFunctionsTaskMs: number };
+  /**
+   * CPU seconds so far of this process, the processes it waited for, and the emulator: a figure the machine's
+   * load moves far less than wall time.
+   */
+  readonly cpuSeconds: () => number;
 }
 
 /** `handler`, entered `ms` later (the invocation's own latency), or as is when `ms` is 0. */
@@ -89,28 +94,40 @@ export async function sendEvents(
   );
 }
 
+/** How `drain` invokes the handlers, and what it measures besides their wall time. */
+export interface DrainOptions {
+  /** The batcher's batching window. @default 1,000 */
+  readonly batchingWindowMs?: number;
+  /** A Lambda invocation's own latency before each handler call (AWS-latency mode). @default 0 */
+  readonly lambdaInvokeMs?: number;
+  /** Runs after each committer invocation, outside the timed handlers: what a commit's event starts (the sink). */
+  readonly afterCommit?: () => Promise<void>;
+  /** CPU seconds so far of this process, its children and the emulator (`BenchContext.cpuSeconds`). */
+  readonly cpuSeconds?: () => number;
+}
+
 /**
  * Lambda's SQS mappings, one invocation at a time, until nothing is queued or in flight. Returns the
  * invocations and the time spent inside the handlers (the protocol's own work, without the emulator's queue
- * polling, which costs far more in moto than in SQS).
+ * polling, which costs far more in moto than in SQS), and with `cpuSeconds` the CPU time spent meanwhile by
+ * the handlers and the emulator answering them.
  */
-export async function drain(
-  h: PipelineHarness,
-  observer: AwsClients,
-  batchingWindowMs = 1_000,
-  lambdaInvokeMs = 0,
-) {
+export async function drain(h: PipelineHarness, observer: AwsClients, options: DrainOptions = {}) {
+  const { batchingWindowMs = 1_000, lambdaInvokeMs = 0, afterCommit, cpuSeconds } = options;
   let invocations = 0;
   let handlerMs = 0;
+  let handlerCpuSeconds = 0;
   const timed =
     (handler: (event: SQSEvent) => Promise<SQSBatchResponse>) =>
     async (event: SQSEvent): Promise<SQSBatchResponse> => {
       invocations += 1;
       const started = performance.now();
+      const cpu = cpuSeconds?.() ?? 0;
       try {
         return await handler(event);
       } finally {
         handlerMs += performance.now() - started;
+        handlerCpuSeconds += (cpuSeconds?.() ?? 0) - cpu;
       }
     };
   const batcher = afterHop(lambdaInvokeMs, timed(h.batcher()));
@@ -129,9 +146,11 @@ export async function drain(
       { client: h.clients.sqs, queueUrl: h.resources.commitQueue.url, batchSize: 10 },
       committer,
     );
+    if (commit.received > 0) await afterCommit?.();
     if (ingest.received > 0 || commit.received > 0) continue;
     const queued = (await depth(h.resources.ingestQueue.url)) + (await depth(h.resources.commitQueue.url));
-    if (queued === 0 && !(await commitsInFlight(ledger, h.config.tables))) return { invocations, handlerMs };
+    if (queued === 0 && !(await commitsInFlight(ledger, h.config.tables)))
+      return { invocations, handlerMs, handlerCpuSeconds };
   }
 }
 
@@ -151,17 +170,19 @@ export const pipeline = (
     countRequests,
   });
 
+/** Uploads `keys`, 16 at a time; each holds `body(i)` (default one byte). */
 export async function putObjects(
   clients: AwsClients,
   bucket: string,
   keys: readonly string[],
+  body: (i: number) => string = () => 'x',
 ): Promise<void> {
   const limit = pLimit(16);
   let done = 0;
   await Promise.all(
-    keys.map((Key) =>
+    keys.map((Key, i) =>
       limit(async () => {
-        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: 'x' }));
+        await clients.s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body: body(i) }));
         done += 1;
         if (done % 20_000 === 0) log(`  ${done} objects uploaded`);
       }),

@@ -29,6 +29,23 @@ const contextSchema = z.object({
   reconcileEveryMinutes: z.coerce.number().int().optional(),
   reconcileLookbackMinutes: z.coerce.number().int().optional(),
   reconcileSettleMinutes: z.coerce.number().int().optional(),
+  /**
+   * The ledger's capacity (infra/ledger-capacity.ts): `{"mode":"provisioned","writeUnits":{"min":5,"max":4000}}`;
+   * with `-c`, that JSON as a string. Unset: on-demand.
+   */
+  ledgerCapacity: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? JSON.parse(v) : v),
+      z
+        .object({
+          mode: z.enum(['on-demand', 'provisioned']),
+          writeUnits: z.object({ min: z.number(), max: z.number() }).strict().optional(),
+          readUnits: z.object({ min: z.number(), max: z.number() }).strict().optional(),
+          targetUtilizationPercent: z.number().optional(),
+        })
+        .strict(),
+    )
+    .optional(),
   removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
   deletionProtection: z
     .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
@@ -93,6 +110,7 @@ export function readContext(get: (key: string) => unknown): { stackName: string;
                     ? undefined
                     : Duration.minutes(c.reconcileSettleMinutes),
               },
+        ledgerCapacity: c.ledgerCapacity,
         removalPolicy: c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
         deletionProtection: c.deletionProtection,
       },

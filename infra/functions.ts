@@ -165,9 +165,11 @@ export class PipelineFunctions extends Construct {
     allow(this.batcher, ['s3:PutObject'], [state.manifestBucket.arnForObjects('_staging/*')]);
     state.commitQueue.grantSendMessages(this.batcher);
     // Committer: batch/table reads, reservation and commit transactions; staged lists and manifests; events.
+    // BatchGetItem: an invocation reads its requests' batches at once, so a backlog's requests that an
+    // earlier group committed cost no read each (shared/ingestion/settled-batches.ts).
     allow(
       this.committer,
-      ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+      ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
       [ledgerArn],
     );
     // Delete: the committer removes a batch's staged list once the batch is COMMITTED (never before: the

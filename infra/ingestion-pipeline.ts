@@ -73,6 +73,7 @@ export class IngestionPipeline extends Construct {
       versionLanding: this.config.tables.some((t) => t.allowOverwrites),
       batcherTimeout,
       committerTimeout,
+      ledgerCapacity: props.ledgerCapacity,
     });
     this.eventBus = props.eventBus ?? EventBus.fromEventBusName(this, 'DefaultBus', 'default');
     this.alarmTopic = props.alarmTopic ?? new Topic(this, 'Alarms', { enforceSSL: true });

@@ -7,6 +7,7 @@ import type { KeyTimeInput } from '../shared/backfill/key-time.ts';
 import type { BronzeConfigInput } from '../shared/bronze/config.ts';
 import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
+import { type LedgerCapacity, ledgerCapacityProblems } from './ledger-capacity.ts';
 
 export type EventMode = 's3-notifications' | 'eventbridge';
 
@@ -83,6 +84,12 @@ export interface IngestionPipelineProps {
    * @default true (false with RemovalPolicy.DESTROY)
    */
   readonly deletionProtection?: boolean;
+  /**
+   * The ledger's capacity: on-demand, or provisioned with auto scaling (`{ mode: 'provisioned', writeUnits,
+   * readUnits, targetUtilizationPercent }`), cheaper at a steady rate (docs/performance.md, "A provisioned
+   * ledger"). @default { mode: 'on-demand' }
+   */
+  readonly ledgerCapacity?: LedgerCapacity;
   /** Where alarms go. @default a new SNS topic */
   readonly alarmTopic?: ITopic;
   /** Lambda log retention. @default RetentionDays.ONE_MONTH */
@@ -217,6 +224,7 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
       problems.push('reconcile.lookback: must exceed every + settle, or files fall between two runs');
   }
   problems.push(...bucketProblems(props));
+  problems.push(...ledgerCapacityProblems(props.ledgerCapacity));
   const lease = props.leaseDuration?.toSeconds() ?? DEFAULTS.leaseSeconds;
   if (lease <= timeout)
     problems.push(

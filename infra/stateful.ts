@@ -1,10 +1,11 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { SEALED_INDEX } from '../shared/ingestion/ledger-keys.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
+import { autoScaleLedger, indexBilling, type LedgerCapacity, ledgerBilling } from './ledger-capacity.ts';
 
 export interface StatefulResourcesProps {
   readonly landingBucket?: IBucket;
@@ -16,6 +17,8 @@ export interface StatefulResourcesProps {
   /** Batcher timeout; the ingest queue's visibility timeout is 6x (AWS's advice for SQS event sources). */
   readonly batcherTimeout: Duration;
   readonly committerTimeout: Duration;
+  /** On-demand, or provisioned with auto scaling. @default on-demand */
+  readonly ledgerCapacity?: LedgerCapacity;
 }
 
 /** The pipeline's state: everything here survives a redeploy of the functions. */
@@ -34,7 +37,7 @@ export class StatefulResources extends Construct {
     this.ledger = new Table(this, 'Ledger', {
       partitionKey: { name: 'pk', type: AttributeType.STRING },
       sortKey: { name: 'sk', type: AttributeType.STRING },
-      billingMode: BillingMode.PAY_PER_REQUEST,
+      ...ledgerBilling(props.ledgerCapacity),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: TableEncryption.AWS_MANAGED,
       deletionProtection: props.deletionProtection,
@@ -45,7 +48,9 @@ export class StatefulResources extends Construct {
       indexName: SEALED_INDEX.name,
       partitionKey: { name: SEALED_INDEX.partitionKey, type: AttributeType.STRING },
       sortKey: { name: SEALED_INDEX.sortKey, type: AttributeType.NUMBER },
+      ...indexBilling(props.ledgerCapacity),
     });
+    autoScaleLedger(this.ledger, SEALED_INDEX.name, props.ledgerCapacity);
 
     const autoDelete = props.removalPolicy === RemovalPolicy.DESTROY;
     // Parts of an upload never completed are billed but invisible to listings (and to Inlet): drop them.

@@ -12,7 +12,7 @@ import { commitsInFlight } from '../../shared/ingestion/sweep.ts';
 import { s3Notification } from '../../test/support/events.ts';
 import { uniqueName } from '../../test/support/names.ts';
 import { countRequests, RequestCounter } from '../../test/support/request-counter.ts';
-import { billedUnits, requestsPerFile, usdPerMillionFiles } from '../cost.ts';
+import { billedUnits, requestsPerFile, usdPerMillionFiles } from '../prices.ts';
 import { afterHop, type BenchContext, inChunks, log, pipeline, quick } from '../support.ts';
 import { MESSAGE_ID_KEY, OBJECT_KEY, type OutputFile, powertoolsLoader } from './powertools-loader.ts';
 import { type RunStats, type ServedPipeline, serve } from './serve.ts';

@@ -7,6 +7,8 @@ import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
 import { CommitBatch, type CommitDeps } from './commit-batch.ts';
+import { DEFAULT_GROUP_LIMITS } from './commit-group.ts';
+import { type CommitRequest, SettledBatches } from './settled-batches.ts';
 
 export type CommitterHandler = (
   event: SQSEvent,
@@ -57,12 +59,22 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
   const committer = new CommitBatch(deps);
   const m = deps.metrics;
 
-  /** `loadFailed`: message group -> seconds until its failed messages come back. */
-  const handleRecord = (deadline: number | undefined, loadFailed: Map<string, number>) => {
+  /**
+   * `loadFailed`: message group -> seconds until its failed messages come back. `settled`: requests this
+   * invocation can answer without reading (a backlog's requests of batches an earlier group committed).
+   */
+  const handleRecord = (
+    deadline: number | undefined,
+    loadFailed: Map<string, number>,
+    settled: SettledBatches,
+  ) => {
     const reserveMs =
       deadline === undefined ? 0 : Math.min(RESERVE.capMs, (deadline - deps.now()) * RESERVE.fraction);
     let longestMs = 0;
     return async (record: SQSRecord): Promise<void> => {
+      // Committed and published, as C1 would find it: nothing to do, whatever time is left.
+      const request = requestOf(record);
+      if (request && settled.has(request.table, request.batchId)) return;
       if (deadline !== undefined && deadline - deps.now() < reserveMs + longestMs) {
         if (receivesOf(record) >= HANDOVER_AFTER_RECEIVES) {
           // The ledger holds the work (the sweeper re-requests it); the message must not reach the DLQ.
@@ -87,6 +99,7 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
           parsed.data.batchId,
           deadline === undefined ? {} : { deadline },
         );
+        if (outcome.published) settled.add(outcome.table, outcome.batchIds);
         if (!outcome.published) m.count(METRIC.unpublished, 1);
         if (outcome.result === 'committed') {
           m.count(METRIC.versionsCommitted, 1 + outcome.finishedPending.length);
@@ -135,8 +148,13 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
     const deadline = context ? deps.now() + context.getRemainingTimeInMillis() : undefined;
     const loadFailed = new Map<string, number>();
     try {
+      // Without grouping no request's batch is committed by another's: nothing to read ahead.
+      const grouping = (deps.group ?? DEFAULT_GROUP_LIMITS).maxBatches > 1;
+      const requests = grouping ? event.Records.flatMap((r) => requestOf(r) ?? []) : [];
+      const settled = await SettledBatches.read(deps.ledger, requests, deps.log);
       const processor = new SqsFifoPartialProcessorAsync();
-      const response = await processPartialResponse(event, handleRecord(deadline, loadFailed), processor, {
+      const handle = handleRecord(deadline, loadFailed, settled);
+      const response = await processPartialResponse(event, handle, processor, {
         throwOnFullBatchFailure: false,
         skipGroupOnError: true,
       });
@@ -146,4 +164,16 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
       m.flush();
     }
   };
+}
+
+/** A well-formed request's table and batch; undefined for a malformed one (it fails on its own, in order). */
+function requestOf(record: SQSRecord): CommitRequest | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    return undefined;
+  }
+  const parsed = commitRequest.safeParse(body);
+  return parsed.success ? parsed.data : undefined;
 }

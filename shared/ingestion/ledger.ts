@@ -40,8 +40,6 @@ export interface SealRequest {
 export interface FileEntry extends FileOwner {
   readonly table: string;
   readonly identity: string;
-  readonly size?: number;
-  readonly eventTime?: string;
 }
 
 /**
@@ -54,6 +52,11 @@ export interface Ledger {
   claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult>;
   /** Strongly consistent. */
   getBatch(table: string, batchId: string): Promise<BatchRecord | undefined>;
+  /**
+   * Strongly consistent, at most 100 ids, one request: the batches found. A batch that is absent, or that
+   * the service left unread (a throttle's `UnprocessedKeys`), is simply not in the answer.
+   */
+  getBatches(table: string, batchIds: readonly string[]): Promise<BatchRecord[]>;
   /**
    * Takeover, step 1: mark BATCH#B ABORTED unless it is SEALED or COMMITTED. ABORTED is final (the seal
    * requires the item to be absent), so once fenced, B can never publish a list: idempotent, once per dead

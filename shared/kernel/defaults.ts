@@ -26,6 +26,17 @@ export const DEFAULTS = {
     maxFiles: 20_000,
     maxBytes: 10 * 1024 ** 3,
   },
+  /**
+   * The ledger on provisioned capacity (`ledgerCapacity: { mode: 'provisioned' }`; on demand otherwise):
+   * the auto scaling bounds of the table's writes and reads, and the utilization it tracks. The sealed index
+   * scales from 1 unit to the table's maximum.
+   */
+  provisionedLedger: {
+    writeUnits: { min: 5, max: 4000 },
+    readUnits: { min: 5, max: 2000 },
+    targetUtilizationPercent: 70,
+    indexMinUnits: 1,
+  },
   /** How often the sweeper runs; a batch or reservation older than this is re-requested. */
   sweepIntervalMinutes: 5,
   sweeper: {

@@ -49,8 +49,6 @@ export function ledgerContract(target: TargetFactory): void {
         identity: file.identity,
         batchId: 'B1',
         leaseUntil: 5_000,
-        size: file.size,
-        eventTime: file.eventTime,
       });
     });
 

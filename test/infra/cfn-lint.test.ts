@@ -49,6 +49,9 @@ const VARIANTS: Record<string, Partial<InletStackProps>> = {
   'created bucket, destroy (auto-delete custom resources)': {
     pipeline: { removalPolicy: RemovalPolicy.DESTROY },
   },
+  'provisioned ledger with auto scaling': {
+    pipeline: { ledgerCapacity: { mode: 'provisioned' } },
+  },
 };
 
 describe('cfn-lint on the synthesized template', () => {

@@ -168,6 +168,8 @@ describe('IAM', () => {
       [
         ...queueConsumer('CommitQueue'),
         'dynamodb:GetItem Ledger',
+        // An invocation's requests' batches, read at once (a backlog after group commit).
+        'dynamodb:BatchGetItem Ledger',
         'dynamodb:UpdateItem Ledger',
         'dynamodb:ConditionCheckItem Ledger',
         // Group commit reads the table's other waiting batches from the sealed index.

@@ -353,4 +353,29 @@ describe('emulator fidelity', () => {
     // And another attempt id is another receive: nothing.
     expect(await receive(fifo.url, { attempt: 'attempt-2', wait: 0 })).toEqual([]);
   });
+
+  it('12. one condition expression text is evaluated with each request’s own names and values', async () => {
+    const TableName = await createLedgerTable();
+    const Key = { pk: 'TABLE#names', sk: 'TABLE' };
+    await doc.send(new PutCommand({ TableName, Item: { ...Key, a: 1, b: 2 } }));
+    const update = (name: string, value: number) =>
+      doc.send(
+        new UpdateCommand({
+          TableName,
+          Key,
+          UpdateExpression: 'SET #x = :next',
+          // The same text every time; what it means is in the names and values.
+          ConditionExpression: '#x = :v',
+          ExpressionAttributeNames: { '#x': name },
+          ExpressionAttributeValues: { ':v': value, ':next': value + 10 },
+        }),
+      );
+    await update('a', 1);
+    await update('b', 2);
+    await expect(update('a', 1)).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+    await expect(update('b', 2)).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+    await update('a', 11);
+    const { Item } = await doc.send(new GetCommand({ TableName, Key }));
+    expect(Item).toMatchObject({ a: 21, b: 12 });
+  });
 });

@@ -173,8 +173,9 @@ describe('deterministic simulation', () => {
   // bronze sink workers, their queue and their timeouts moved 164/77 to 14/86; the sink's nudge schedule
   // moved 14 to 237; the sink's parts, other Delta writer and per-table backoff moved 86/237 to 2/242; slow
   // seeds in a 35-second sink and a rule losing a fifth of its deliveries moved them to 14/116; the sink's
-  // visibility lease, whose beats are calls on the simulated clock, to 151/165).
-  it.each([151, 165])(
+  // visibility lease, whose beats are calls on the simulated clock, to 151/165; the committer's read ahead of
+  // an invocation's requests, one more call per invocation, to 94/220).
+  it.each([94, 220])(
     'regression seed %i: a claim applied, then throttled, loses a file under last-attempt classification, not on main',
     async (seed) => {
       const broken = await simulate({ seed, ...VARIANTS['old-classification'] });

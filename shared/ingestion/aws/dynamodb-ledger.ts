@@ -92,8 +92,6 @@ function toFileEntry(item: Item): FileEntry | undefined {
     ...parsed,
     batchId: item.batchId as string,
     leaseUntil: item.leaseUntil as number,
-    size: item.size as number | undefined,
-    eventTime: item.eventTime as string | undefined,
   };
 }
 
@@ -178,13 +176,9 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: {
-            ...fileKey(file.table, file.identity),
-            batchId,
-            leaseUntil,
-            size: file.size,
-            eventTime: file.eventTime,
-          },
+          // What the protocol reads of a claim: its owner and lease. The file's size and event time are in the
+          // staged list and the manifest, its record.
+          Item: { ...fileKey(file.table, file.identity), batchId, leaseUntil },
           // Two batchers (or two deliveries of one event) race for the file: exactly one put creates it.
           ConditionExpression: 'attribute_not_exists(pk)',
           // The loser learns the owner from the failed write itself: no read on the duplicate path.
@@ -212,6 +206,17 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       ),
     );
     return Item ? toBatch(Item) : undefined;
+  }
+
+  async getBatches(table: string, batchIds: readonly string[]): Promise<BatchRecord[]> {
+    if (batchIds.length === 0) return [];
+    const Keys = [...new Set(batchIds)].map((id) => batchKey(table, id));
+    const page = await this.send('get batches', () =>
+      this.doc.send(
+        new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys, ConsistentRead: true } } }),
+      ),
+    );
+    return (page.Responses?.[this.tableName] ?? []).map(toBatch);
   }
 
   async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {

@@ -140,7 +140,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         this.write({
           key: fileKey(file.table, file.identity),
           condition: (old) => old === undefined,
-          write: () => ({ batchId, leaseUntil, size: file.size, eventTime: file.eventTime }),
+          write: () => ({ batchId, leaseUntil }),
           returnOldOnFailure: true,
         }),
       );
@@ -163,6 +163,13 @@ export class SimLedger implements Ledger, LedgerQueries {
       this.ctx.db.get(batchKey(table, batchId)),
     );
     return item ? toBatch(item) : undefined;
+  }
+
+  async getBatches(table: string, batchIds: readonly string[]): Promise<BatchRecord[]> {
+    const items = await this.call(`get batches ${table}/${batchIds.join(',')}`, () =>
+      batchIds.map((id) => this.ctx.db.get(batchKey(table, id))),
+    );
+    return items.filter((item) => item !== undefined).map(toBatch);
   }
 
   async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
@@ -440,7 +447,5 @@ function fileEntry(item: Item): FileEntry | undefined {
     ...parsed,
     batchId: item.batchId as string,
     leaseUntil: item.leaseUntil as number,
-    size: item.size as number | undefined,
-    eventTime: item.eventTime as string | undefined,
   };
 }

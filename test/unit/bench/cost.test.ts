@@ -2,7 +2,8 @@
 // (https://aws.amazon.com/s3/pricing/, S3 Standard: PUT, COPY, POST, LIST at one rate; GET, SELECT and all
 // other requests at another; DELETE and CANCEL free).
 import { describe, expect, it } from 'vitest';
-import { billedUnits, PRICES, requestsPerFile, usdPerMillionFiles } from '../../../bench/cost.ts';
+import { billedUnits, PRICES, requestsPerFile, usdPerMillionFiles } from '../../../bench/prices.ts';
+import { provisionedUsdPerMillionFiles, STEADY_RATE } from '../../../bench/provisioned-ledger.ts';
 import { RequestCounter } from '../../support/request-counter.ts';
 
 function counted(requests: Record<string, number>): RequestCounter {
@@ -58,5 +59,36 @@ describe('usdPerMillionFiles', () => {
   it('prices a GET per file at the GET rate and a DELETE at nothing', () => {
     expect(usdPerMillionFiles(s3Units({ 's3.GetObject': 1_000 }), 1_000)).toBe(0.4);
     expect(usdPerMillionFiles(s3Units({ 's3.DeleteObject': 1_000 }), 1_000)).toBe(0);
+  });
+});
+
+describe('provisionedUsdPerMillionFiles: the ledger on provisioned capacity at a steady rate', () => {
+  const units = {
+    ...s3Units({}),
+    sqsRequests: 1_200,
+    dynamodbWriteUnits: 1_000,
+    dynamodbReadUnits: 0,
+  };
+
+  it('pays write units as capacity-hours at the target utilization, and the floors by the hour', () => {
+    const rate = { filesPerSecond: 100, targetUtilization: 0.5, floorWcu: 0, floorRcu: 0 };
+    const priced = provisionedUsdPerMillionFiles(units, 1_000, rate);
+    // One write unit a file, 100 files a second at 50%: 200 WCU, $0.13 an hour, for 360,000 files.
+    expect(priced.provisionedWcu).toBe(200);
+    expect(priced.ledgerUsdPerMillionFiles).toBeCloseTo((200 * PRICES.dynamodbPerWcuHour * 1e6) / 360_000, 3);
+    // SQS as on demand: 1.2 requests a file at $0.40 per million.
+    expect(priced.usdPerMillionFiles).toBe(Math.round((0.48 + priced.ledgerUsdPerMillionFiles) * 100) / 100);
+    // Minimum capacity costs the same every hour, whatever the rate: less per file the more files.
+    const floored = { ...rate, floorWcu: 10 };
+    const slow = provisionedUsdPerMillionFiles(units, 1_000, { ...floored, filesPerSecond: 1 });
+    const fast = provisionedUsdPerMillionFiles(units, 1_000, floored);
+    expect(slow.ledgerUsdPerMillionFiles).toBeGreaterThan(fast.ledgerUsdPerMillionFiles);
+  });
+
+  it('is below on-demand at a steady rate with the infra defaults', () => {
+    const onDemand = usdPerMillionFiles(units, 1_000);
+    expect(provisionedUsdPerMillionFiles(units, 1_000, STEADY_RATE).usdPerMillionFiles).toBeLessThan(
+      onDemand,
+    );
   });
 });
