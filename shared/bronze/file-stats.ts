@@ -79,8 +79,10 @@ const LAST_DAY = 2_932_896;
 
 /**
  * A timestamp bound in milliseconds, as PROTOCOL.md's footnote ("Timestamp columns are truncated down to
- * milliseconds") and Spark's stats JSON have it: a minimum rounds down, a maximum rounds UP, so it stays an
- * upper bound for readers that do not add Spark's 1 ms (delta-rs compares the maximum as written).
+ * milliseconds") and Spark's stats JSON have it: a minimum rounds down, a maximum rounds UP, so it is an
+ * upper bound as written ("greater than or equal to all valid values"). Spark and delta-kernel-rs widen a
+ * maximum by up to 1 ms when they read it, which only loosens it further; a reader that does not still
+ * keeps every file it must.
  */
 function timestampBound(micros: bigint, utc: boolean, up: boolean): string | undefined {
   const ms = up ? -floorDiv(-micros, 1000n) : floorDiv(micros, 1000n);

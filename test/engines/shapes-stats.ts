@@ -4,7 +4,7 @@
  * must read the `add` actions' stats and scan only the files that can match, from the JSON log and from the
  * checkpoint at the last version (which then describes every file): never fewer (a bound too tight loses
  * rows: the instant filter sits between a file's last millisecond and its last microsecond, the name filter
- * on a name longer than the 32-character prefix the bounds keep).
+ * on a name longer than the 32-character prefix the bounds keep), and delta-rs must parse the bounds written.
  */
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { structOf } from '../../shared/bronze/delta-types.ts';
@@ -82,13 +82,15 @@ export const STATS_SHAPES: readonly Shape[] = [
     skipping: [
       { predicate: 'id >= 301', files: 1, rows: 3 },
       { predicate: 'id = 150', files: 0, rows: 0 },
-      // File 2's last instant is 10:00:00.123456: its max bound must be .124, not .123.
+      // File 2's last instant is 10:00:00.123456, past the millisecond its bound is written at.
       { predicate: "ts > '2024-01-02T10:00:00.123400Z'", files: 2, rows: 4 },
       { predicate: `name = '${longName('beta', 2)}'`, files: 1, rows: 1 },
       { predicate: '_manifest_version = 2', files: 1, rows: 3 },
       { predicate: 'geo.n > 250', files: 1, rows: 3, engines: ['spark'] },
     ],
-    // What delta-rs parses from the stats of the file of version 2 (`get_add_actions(flatten=True)`).
+    // What delta-rs parses from the stats of the file of version 2 (`get_add_actions(flatten=True)`): the
+    // instant maximum rounded up to the millisecond, the names cut to 32 characters (the maximum's last one
+    // raised to U+007F).
     addStats: [
       {},
       {
