@@ -172,6 +172,74 @@ logging.getLogger("werkzeug").setLevel(logging.WARNING)
 logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
 
+# ReceiveRequestAttemptId (FIFO queues), which moto ignores. SQS: "If a networking issue occurs after a
+# ReceiveMessage action, and instead of a response you receive a generic error, it is possible to retry the
+# same action with an identical ReceiveRequestAttemptId to retrieve the same set of messages, even if their
+# visibility timeout has not yet expired", for 5 minutes, "if none of the messages have been modified
+# (deleted or had their visibility changes)"; the retry "returns the same messages and receipt handles" and
+# resets their visibility timeout (ReceiveMessage, API reference). Local mode uses it to give back what a
+# killed run's pollers were receiving when the kill landed (local/held-messages.ts).
+_ATTEMPT_SECONDS = 300
+_attempts: dict = {}  # (account, region, queue, attempt id) -> (time, [(message, visible_at, receipt handle)])
+_attempts_lock = threading.Lock()
+_attempt = threading.local()
+_sqs_responses = importlib.import_module("moto.sqs.responses")
+_backend_receive = sqs_models.SQSBackend.receive_message
+_response_receive = _sqs_responses.SQSResponse.receive_message
+
+
+def _receive(self, queue_name, count, wait_seconds_timeout, visibility_timeout, *args, **kwargs):  # type: ignore[no-untyped-def]
+    replay = getattr(_attempt, "replay", None)
+    if replay is not None:
+        timeout = visibility_timeout or self.get_queue(queue_name).visibility_timeout
+        copies = []
+        for message, _, _ in replay:
+            message.change_visibility(int(timeout))
+            copies.append(copy.deepcopy(message))
+        with _attempts_lock:
+            _attempts[_attempt.key] = (_attempts[_attempt.key][0], [(m, m.visible_at, m.receipt_handle) for m, _, _ in replay])
+        return copies
+    result = _backend_receive(self, queue_name, count, wait_seconds_timeout, visibility_timeout, *args, **kwargs)
+    key = getattr(_attempt, "key", None)
+    if key is not None and result:
+        queue = self.get_queue(queue_name)
+        live = {m.id: m for m in queue._messages}
+        received = [live[c.id] for c in result if c.id in live]
+        now = time.time()
+        with _attempts_lock:
+            for old in [k for k, (at, _) in _attempts.items() if now - at > _ATTEMPT_SECONDS]:
+                del _attempts[old]
+            _attempts[key] = (now, [(m, m.visible_at, m.receipt_handle) for m in received])
+    return result
+
+
+def _receive_with_attempt(self):  # type: ignore[no-untyped-def]
+    attempt_id = self._get_param("ReceiveRequestAttemptId")
+    queue_name = self._get_queue_name()
+    queue = self.sqs_backend.get_queue(queue_name)
+    if not attempt_id or not queue.fifo_queue:
+        return _response_receive(self)
+    key = (self.current_account, self.region, queue_name, attempt_id)
+    with _attempts_lock:
+        cached = _attempts.get(key)
+    fresh = cached is not None and time.time() - cached[0] <= _ATTEMPT_SECONDS
+    unchanged = fresh and all(
+        message in queue._messages and message.visible_at == visible_at and message.receipt_handle == handle
+        for message, visible_at, handle in cached[1]
+    )
+    _attempt.key = key
+    _attempt.replay = cached[1] if unchanged and cached[1] else None
+    try:
+        return _response_receive(self)
+    finally:
+        _attempt.key = None
+        _attempt.replay = None
+
+
+sqs_models.SQSBackend.receive_message = _receive  # type: ignore[method-assign]
+_sqs_responses.SQSResponse.receive_message = _receive_with_attempt  # type: ignore[method-assign]
+
+
 def main() -> None:
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     # --detach: a background emulator for local mode that outlives `npm start` (stopped by `inlet down`).

@@ -63,34 +63,12 @@ export async function pollOnce(
   options: PollOptions,
   handler: (event: SQSEvent) => Promise<SQSBatchResponse | undefined>,
 ): Promise<PollResult> {
-  const batchSize = options.batchSize ?? 10;
-  const receive = (count: number, wait: number) =>
-    options.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: options.queueUrl,
-        MaxNumberOfMessages: Math.min(10, count),
-        WaitTimeSeconds: wait,
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
-  // Like Lambda: nothing received, no invocation; the batching window starts with the first message and
-  // the function is invoked when the batch is full or the window is over, whatever still trickles in.
-  const messages: Message[] = [...((await receive(batchSize, options.waitSeconds ?? 0)).Messages ?? [])];
-  const deadline = Date.now() + (options.batchingWindowMs ?? 0);
-  while (messages.length > 0 && messages.length < batchSize && Date.now() < deadline) {
-    const { Messages } = await receive(batchSize - messages.length, 0);
-    if (Messages && Messages.length > 0) messages.push(...Messages);
-    else await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  if (messages.length === 0) return { received: 0, failed: 0, crashed: false };
-
-  const queueArn =
-    options.queueArn ?? `arn:aws:sqs:us-east-1:000000000000:${options.queueUrl.split('/').pop()}`;
-  const held = options.held?.hold(
-    options.queueUrl,
-    messages.map((m) => m.ReceiptHandle ?? ''),
-  );
+  const receiver = new BatchReceiver(options);
   try {
+    const messages = await receiver.receiveBatch();
+    if (messages.length === 0) return { received: 0, failed: 0, crashed: false };
+    const queueArn =
+      options.queueArn ?? `arn:aws:sqs:us-east-1:000000000000:${options.queueUrl.split('/').pop()}`;
     let response: SQSBatchResponse | undefined;
     try {
       response = await handler({ Records: messages.map((m) => toRecord(m, queueArn)) });
@@ -109,6 +87,67 @@ export async function pollOnce(
     }
     return { received: messages.length, failed: failedIds.size, crashed: false };
   } finally {
-    if (held !== undefined) options.held?.release(held);
+    receiver.release();
+  }
+}
+
+/**
+ * Receives one batch as Lambda's poller does, recording it in `held` while it is held. A FIFO receive is
+ * recorded (its `ReceiveRequestAttemptId`) before it is sent, so that a run killed while SQS answers it can
+ * still give its messages back (held-messages.ts); a standard queue's batch once it is received.
+ */
+class BatchReceiver {
+  private held: number | undefined;
+  private readonly attempts: HeldMessages | undefined;
+
+  constructor(private readonly options: PollOptions) {
+    this.attempts = options.queueUrl.endsWith('.fifo') ? options.held : undefined;
+  }
+
+  /**
+   * Like Lambda: nothing received, no invocation; the batching window starts with the first message and
+   * the function is invoked when the batch is full or the window is over, whatever still trickles in.
+   */
+  async receiveBatch(): Promise<Message[]> {
+    const { options } = this;
+    const batchSize = options.batchSize ?? 10;
+    const messages = await this.receive(batchSize, options.waitSeconds ?? 0);
+    const deadline = Date.now() + (options.batchingWindowMs ?? 0);
+    while (messages.length > 0 && messages.length < batchSize && Date.now() < deadline) {
+      const more = await this.receive(batchSize - messages.length, 0);
+      if (more.length > 0) messages.push(...more);
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    if (messages.length > 0 && this.held === undefined)
+      this.held = options.held?.hold(
+        options.queueUrl,
+        messages.map((m) => m.ReceiptHandle ?? ''),
+      );
+    return messages;
+  }
+
+  release(): void {
+    if (this.held !== undefined) this.options.held?.release(this.held);
+  }
+
+  private async receive(count: number, wait: number): Promise<Message[]> {
+    const attempt = this.attempts?.attempt(this.options.queueUrl, this.held);
+    if (attempt) this.held = attempt.id;
+    const { Messages = [] } = await this.options.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.options.queueUrl,
+        MaxNumberOfMessages: Math.min(10, count),
+        WaitTimeSeconds: wait,
+        MessageSystemAttributeNames: ['All'],
+        ...(attempt ? { ReceiveRequestAttemptId: attempt.attemptId } : {}),
+      }),
+    );
+    if (attempt)
+      this.attempts?.received(
+        attempt.id,
+        attempt.attemptId,
+        Messages.map((m) => m.ReceiptHandle ?? ''),
+      );
+    return Messages;
   }
 }

@@ -53,7 +53,7 @@ async function createQueue(
 
 async function receive(
   url: string,
-  opts: { visibility?: number; max?: number; wait?: number } = {},
+  opts: { visibility?: number; max?: number; wait?: number; attempt?: string } = {},
 ): Promise<Message[]> {
   const { Messages } = await clients.sqs.send(
     new ReceiveMessageCommand({
@@ -61,6 +61,7 @@ async function receive(
       MaxNumberOfMessages: opts.max ?? 10,
       WaitTimeSeconds: opts.wait ?? 1,
       VisibilityTimeout: opts.visibility,
+      ReceiveRequestAttemptId: opts.attempt,
       MessageSystemAttributeNames: ['ApproximateReceiveCount'],
     }),
   );
@@ -328,5 +329,28 @@ describe('emulator fidelity', () => {
         if (o.status === 'rejected') expect([409, 412]).toContain(o.reason.$metadata?.httpStatusCode);
       }
     }
+  });
+
+  it('11. a FIFO ReceiveMessage retried with its ReceiveRequestAttemptId returns the same messages and receipt handles', async () => {
+    const fifo = await createQueue(`${uniqueName('fid-attempt')}.fifo`, {
+      FifoQueue: 'true',
+      ContentBasedDeduplication: 'true',
+    });
+    for (const body of ['a', 'b'])
+      await clients.sqs.send(
+        new SendMessageCommand({ QueueUrl: fifo.url, MessageBody: body, MessageGroupId: 'g' }),
+      );
+
+    const first = await receive(fifo.url, { visibility: 600, attempt: 'attempt-1' });
+    expect(first.map((m) => m.Body)).toEqual(['a', 'b']);
+    // The group is in flight: a receive of its own gets nothing for 600 s.
+    expect(await receive(fifo.url, { wait: 0 })).toEqual([]);
+    // The caller that never saw the answer (its connection died) asks again with the same attempt id.
+    const again = await receive(fifo.url, { visibility: 600, attempt: 'attempt-1', wait: 0 });
+    expect(again.map((m) => [m.MessageId, m.ReceiptHandle])).toEqual(
+      first.map((m) => [m.MessageId, m.ReceiptHandle]),
+    );
+    // And another attempt id is another receive: nothing.
+    expect(await receive(fifo.url, { attempt: 'attempt-2', wait: 0 })).toEqual([]);
   });
 });

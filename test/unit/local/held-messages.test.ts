@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import {
   ChangeMessageVisibilityBatchCommand,
   type ChangeMessageVisibilityBatchCommandInput,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { HeldMessages } from '../../../local/held-messages.ts';
+import { pollOnce } from '../../../local/poller.ts';
 
 function sqs(failing = false) {
   const calls: ChangeMessageVisibilityBatchCommandInput[] = [];
@@ -65,6 +68,68 @@ describe("local mode's held batches (what a killed run's mappings held)", () => 
     const { client, calls } = sqs();
     expect(await new HeldMessages(file).giveBackLeftovers(client)).toBe(0);
     expect(calls).toEqual([]);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('records a FIFO receive by its ReceiveRequestAttemptId before sending it, and its handles once answered', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'inlet-held-')), 'held-messages.json');
+    const seen: unknown[] = [];
+    const client = {
+      send: async (command: unknown) => {
+        if (command instanceof ReceiveMessageCommand) {
+          // What a kill at this moment (SQS answering) would leave in the file.
+          seen.push(JSON.parse(readFileSync(file, 'utf8')));
+          expect(command.input.ReceiveRequestAttemptId).toBeTruthy();
+          return seen.length === 1
+            ? { Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1', Body: '{}' }] }
+            : {};
+        }
+        if (command instanceof DeleteMessageBatchCommand) return {};
+        throw new Error('unexpected');
+      },
+    } as unknown as SQSClient;
+    const held = new HeldMessages(file);
+    let during: unknown;
+    await pollOnce(
+      { client, queueUrl: 'http://sqs/000000000000/sink.fifo', held, batchSize: 2, batchingWindowMs: 20 },
+      async () => {
+        during = JSON.parse(readFileSync(file, 'utf8'));
+        return { batchItemFailures: [] };
+      },
+    );
+    const [first] = seen as { attempts: { id: string }[]; receiptHandles: string[] }[][];
+    expect(first).toEqual([
+      { queueUrl: 'http://sqs/000000000000/sink.fifo', receiptHandles: [], attempts: [expect.anything()] },
+    ]);
+    expect(during).toEqual([{ queueUrl: 'http://sqs/000000000000/sink.fifo', receiptHandles: ['r1'] }]);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('gives back the messages of a FIFO receive the killed run never saw answered: retried by its attempt id', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'inlet-held-')), 'held-messages.json');
+    const killed = new HeldMessages(file);
+    const { attemptId } = killed.attempt('sink.fifo');
+    // The run is killed while SQS answers: the handles never arrive.
+    const retried: (string | undefined)[] = [];
+    const calls: ChangeMessageVisibilityBatchCommandInput[] = [];
+    const client = {
+      send: async (command: unknown) => {
+        if (command instanceof ReceiveMessageCommand) {
+          retried.push(command.input.ReceiveRequestAttemptId);
+          return { Messages: [{ MessageId: 'm1', ReceiptHandle: 'r1' }] };
+        }
+        if (command instanceof ChangeMessageVisibilityBatchCommand) {
+          calls.push(command.input);
+          return {};
+        }
+        throw new Error('unexpected');
+      },
+    } as unknown as SQSClient;
+    expect(await new HeldMessages(file).giveBackLeftovers(client)).toBe(1);
+    expect(retried).toEqual([attemptId]);
+    expect(calls.flatMap((c) => c.Entries ?? []).map((e) => [e.ReceiptHandle, e.VisibilityTimeout])).toEqual([
+      ['r1', 0],
+    ]);
     expect(existsSync(file)).toBe(false);
   });
 });
