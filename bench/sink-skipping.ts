@@ -1,14 +1,13 @@
 // `sink.filesScanned`: the files a selective query reads with the sink's data skipping stats (docs/bronze.md,
 // "Data skipping statistics"), against the same table with only `numRecords` in each `add`, as the sink
 // wrote it before. delta-rs (the venv's `deltalake`) counts: `file_uris(file_pruning_predicate=...)`.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { AwsClients } from '../local/aws/clients.ts';
-import { projectRoot, venvPython } from '../local/paths.ts';
+import { projectRoot } from '../local/paths.ts';
 import { DEFAULT_EMULATOR_REGION } from '../shared/kernel/aws/target.ts';
 import type { PipelineHarness } from '../test/support/harness.ts';
-import { drain, quick, sendEvents } from './support.ts';
+import { drain, quick, sendEvents, venvJson } from './support.ts';
 
 /** Landing files of one manifest version, each of ids above the one before, as files arriving over time. */
 const SKIP_SIZE = quick ? { files: 10, rows: 500 } : { files: 40, rows: 500 };
@@ -21,21 +20,14 @@ interface Scan {
 
 function filesScanned(endpoint: string, queries: readonly { uri: string; predicate: string }[]) {
   const script = join(projectRoot, 'bench', 'sink_files_scanned.py');
-  return new Promise<Scan[]>((resolve, reject) => {
-    const child = spawn(venvPython, [script, endpoint, DEFAULT_EMULATOR_REGION], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`sink_files_scanned.py exited ${code}`));
-      resolve(JSON.parse(out) as Scan[]);
-    });
-    child.stdin.end(JSON.stringify(queries));
-  });
+  const options = {
+    AWS_ENDPOINT_URL: endpoint,
+    AWS_REGION: DEFAULT_EMULATOR_REGION,
+    AWS_ACCESS_KEY_ID: 'testing',
+    AWS_SECRET_ACCESS_KEY: 'testing',
+    AWS_ALLOW_HTTP: 'true',
+  };
+  return venvJson<Scan[]>(script, [], { options, queries });
 }
 
 /** Lands the table's files as one manifest version; the caller's sink writes each as its own data file. */

@@ -1,23 +1,18 @@
 """`sink.filesScanned` (bench/sink-skipping.ts): the files delta-rs keeps for a filter by the `add` actions'
 stats, `DeltaTable.file_uris(file_pruning_predicate=...)`, of all the table's files.
 
-argv: <s3 endpoint> <region>; stdin: JSON [{"uri": ..., "predicate": ...}]; stdout: JSON [{"files", "of"}].
+stdin: JSON {"options": delta-rs storage options, "queries": [{"uri", "predicate"}]}; stdout: JSON
+[{"files", "of"}], one per query.
 """
 import json
 import sys
 
 from deltalake import DeltaTable
 
-endpoint, region = sys.argv[1], sys.argv[2]
-options = {
-    "AWS_ENDPOINT_URL": endpoint,
-    "AWS_REGION": region,
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_ALLOW_HTTP": "true",
-}
+request = json.load(sys.stdin)
+options = request["options"]
 answers = []
-for query in json.load(sys.stdin):
+for query in request["queries"]:
     table = DeltaTable(query["uri"], storage_options=options)
     answers.append(
         {"files": len(table.file_uris(file_pruning_predicate=query["predicate"])), "of": len(table.file_uris())}
