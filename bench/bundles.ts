@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { projectRoot } from '../local/paths.ts';
+import type { FunctionName } from '../shared/config/function-env.ts';
+import { functionEnv } from '../test/support/function-env.ts';
 import { type Benchmark, log, quick } from './support.ts';
 
 export interface BundleFigures {
@@ -38,7 +40,7 @@ type ClientName = keyof typeof CLIENTS;
  * What each function's protocol steps call (docs/protocol.md): its SDK-only floor. The committer loads its
  * SQS client only when a commit fails for load (shared/runtime/pipeline.ts), so its floor has none.
  */
-const FUNCTIONS: Record<string, readonly ClientName[]> = {
+const FUNCTIONS: Record<FunctionName, readonly ClientName[]> = {
   batcher: ['DynamoDBClient', 'S3Client', 'SQSClient'],
   committer: ['DynamoDBClient', 'S3Client', 'EventBridgeClient'],
   sweeper: ['DynamoDBClient', 'SQSClient'],
@@ -61,24 +63,19 @@ const OPTIONS = {
   nodePaths: [join(projectRoot, 'node_modules')],
 };
 
-/** Every variable any entrypoint reads at module scope, with harmless values. */
-const ENV = {
+/**
+ * What a function reads at module scope, with harmless values: its environment as the construct writes it
+ * (the same writer), in a region.
+ */
+const envOf = (name: FunctionName) => ({
   ...process.env,
   AWS_REGION: 'us-east-1',
-  INLET_CONFIG: JSON.stringify({ tables: [{ name: 'events', prefix: 'events/' }] }),
-  INLET_LEDGER_TABLE: 'ledger',
-  INLET_MANIFEST_BUCKET: 'manifests',
-  INLET_LANDING_BUCKET: 'landing',
-  INLET_COMMIT_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/commit.fifo',
-  INLET_INGEST_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/ingest',
-  INLET_SINK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/sink.fifo',
-  INLET_SINK_QUEUE_VISIBILITY_SECONDS: '5400',
-  POWERTOOLS_METRICS_NAMESPACE: 'Inlet',
   NODE_NO_WARNINGS: '1',
-};
+  ...functionEnv(name),
+});
 
 /** One cold import in a fresh Node process: its wall time and the CPU it used (user + system). */
-function importOnce(file: string): { wall: number; cpu: number } {
+function importOnce(file: string, env: NodeJS.ProcessEnv): { wall: number; cpu: number } {
   const result = spawnSync(
     process.execPath,
     [
@@ -87,7 +84,7 @@ function importOnce(file: string): { wall: number; cpu: number } {
       `const t = performance.now(); const c = process.cpuUsage(); await import(${JSON.stringify(file)}); ` +
         'const u = process.cpuUsage(c); console.log(performance.now() - t, (u.user + u.system) / 1000);',
     ],
-    { env: ENV, encoding: 'utf8' },
+    { env, encoding: 'utf8' },
   );
   if (result.status !== 0) throw new Error(`importing ${file} failed: ${result.stderr}`);
   const [wall, cpu] = (result.stdout.trim().split('\n').pop() ?? '').split(' ').map(Number);
@@ -103,12 +100,12 @@ const median = (values: number[]) => {
  * The bundle and its baseline imported in turns, so a change of load on a shared machine hits both alike;
  * CPU time is kept too, as it hardly moves with load while wall time does.
  */
-function initTimes(file: string, baseline: string, runs: number) {
+function initTimes(file: string, baseline: string, runs: number, env: NodeJS.ProcessEnv) {
   const ours: { wall: number; cpu: number }[] = [];
   const floor: { wall: number; cpu: number }[] = [];
   for (let i = 0; i < runs; i++) {
-    ours.push(importOnce(file));
-    floor.push(importOnce(baseline));
+    ours.push(importOnce(file, env));
+    floor.push(importOnce(baseline, env));
   }
   return {
     initMs: median(ours.map((t) => t.wall)),
@@ -130,7 +127,7 @@ export async function coldStarts(runs = 7): Promise<Record<string, BundleFigures
   const dir = mkdtempSync(join(tmpdir(), 'inlet-cold-'));
   try {
     const figures: Record<string, BundleFigures> = {};
-    for (const [name, clients] of Object.entries(FUNCTIONS)) {
+    for (const [name, clients] of Object.entries(FUNCTIONS) as [FunctionName, readonly ClientName[]][]) {
       const outfile = join(dir, `${name}.mjs`);
       const bundle = await build({
         ...OPTIONS,
@@ -150,7 +147,7 @@ export async function coldStarts(runs = 7): Promise<Record<string, BundleFigures
       );
       const baselineFile = join(dir, `${name}-baseline.mjs`);
       await build({ ...OPTIONS, entryPoints: [baselineSource], outfile: baselineFile });
-      const times = initTimes(outfile, baselineFile, runs);
+      const times = initTimes(outfile, baselineFile, runs, envOf(name));
       figures[name] = {
         bytes: statSync(outfile).size,
         ownBytes,

@@ -77,7 +77,7 @@ const [
   import('../local/summary.ts'),
   import('../local/aws/clients.ts'),
   import('../shared/kernel/aws/target.ts'),
-  import('../shared/kernel/config.ts'),
+  import('../shared/config/pipeline-config.ts'),
   import('../shared/kernel/names.ts'),
   import('../local/iam/local-check.ts'),
   import('../local/iam/client.ts'),

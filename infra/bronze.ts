@@ -20,9 +20,11 @@ import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bronzeLocation, parseS3Url } from '../shared/bronze/config.ts';
+import { sinkQueueVisibilitySeconds, writeFunctionEnv } from '../shared/config/function-env.ts';
+import type { PipelineConfig, TableConfig } from '../shared/config/pipeline-config.ts';
 import { batchKey, fileKey, sinkCursorKey, tableKey } from '../shared/ingestion/ledger-keys.ts';
 import { mayShareKeys, routedKeys } from '../shared/ingestion/table-overlap.ts';
-import type { PipelineConfig, TableConfig } from '../shared/kernel/config.ts';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import {
   BATCH_COMMITTED,
   EVENT_SOURCE,
@@ -40,10 +42,10 @@ export interface BronzeSinkProps {
   readonly config: PipelineConfig;
   readonly eventBus: IEventBus;
   readonly logRetention: RetentionDays;
-  /** @default Duration.minutes(15) */
+  /** @default Duration.seconds(DEFAULTS.sink.timeoutSeconds), 15 minutes */
   readonly timeout?: Duration;
   /**
-   * @default 512 (a part's files held between its passes, 64 MiB at most, a data file being built, at most
+   * @default DEFAULTS.sink.memoryMb, 512 (a part's files held between its passes, 64 MiB at most, a data file being built, at most
    * maxFileBytes (32 MiB by default) grown to about twice that, and one row group)
    */
   readonly memorySize?: number;
@@ -77,24 +79,30 @@ export class BronzeSink extends Construct {
   constructor(scope: Construct, id: string, props: BronzeSinkProps) {
     super(scope, id);
     const { state, config } = props;
-    const timeout = props.timeout ?? Duration.minutes(15);
+    const timeout = props.timeout ?? Duration.seconds(DEFAULTS.sink.timeoutSeconds);
     this.timeout = timeout;
     // Six times the function timeout, as Lambda asks of a queue it polls, so a run is never received twice.
-    this.retryAfter = Duration.seconds(timeout.toSeconds() * 6);
+    this.retryAfter = Duration.seconds(sinkQueueVisibilitySeconds(timeout.toSeconds()));
     const encrypted = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
     const queueDefaults = { ...encrypted, fifo: true };
-    this.dlq = new Queue(this, 'SinkDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    this.dlq = new Queue(this, 'SinkDlq', {
+      ...queueDefaults,
+      retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
+    });
     // https://docs.aws.amazon.com/eventbridge/latest/userguide/rule-dlq.html: "EventBridge DLQs are standard
     // Amazon SQS queues". A lost trigger costs at most one nudge period (the schedule below), but it is
     // still a delivery failure an operator should see.
-    this.eventsDlq = new Queue(this, 'SinkEventsDlq', { ...encrypted, retentionPeriod: Duration.days(14) });
+    this.eventsDlq = new Queue(this, 'SinkEventsDlq', {
+      ...encrypted,
+      retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
+    });
     this.queue = new Queue(this, 'SinkQueue', {
       ...queueDefaults,
       // Events differ in id and time, so this only drops the sink's own repeated nudges; duplicates are harmless.
       contentBasedDeduplication: true,
       visibilityTimeout: this.retryAfter,
-      retentionPeriod: Duration.days(14),
-      deadLetterQueue: { queue: this.dlq, maxReceiveCount: 10 },
+      retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
+      deadLetterQueue: { queue: this.dlq, maxReceiveCount: DEFAULTS.maxReceiveCount },
     });
     this.fn = new NodejsFunction(this, 'Sink', {
       entry: join(projectRoot, 'functions', 'sink.ts'),
@@ -102,18 +110,15 @@ export class BronzeSink extends Construct {
       depsLockFilePath: join(projectRoot, 'package-lock.json'),
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize ?? DEFAULTS.sink.memoryMb,
       timeout,
-      environment: {
-        INLET_CONFIG: JSON.stringify(config),
-        INLET_LEDGER_TABLE: state.ledger.tableName,
-        INLET_MANIFEST_BUCKET: state.manifestBucket.bucketName,
-        INLET_SINK_QUEUE_URL: this.queue.queueUrl,
-        // What a table stopped for good waits for its retry (the sink's lease shortens its messages' visibility).
-        INLET_SINK_QUEUE_VISIBILITY_SECONDS: String(this.retryAfter.toSeconds()),
-        POWERTOOLS_SERVICE_NAME: 'inlet-sink',
-        POWERTOOLS_LOG_LEVEL: 'INFO',
-      },
+      environment: writeFunctionEnv.sink({
+        config,
+        ledgerTable: state.ledger.tableName,
+        manifestBucket: state.manifestBucket.bucketName,
+        sinkQueueUrl: this.queue.queueUrl,
+        sinkTimeoutSeconds: timeout.toSeconds(),
+      }),
       logGroup: new LogGroup(this, 'SinkLogs', { retention: props.logRetention }),
       bundling: LAMBDA_BUNDLING,
     });

@@ -1,7 +1,7 @@
 import { type CfnElement, Stack, Token } from 'aws-cdk-lib';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
-import type { PipelineConfig } from '../shared/kernel/config.ts';
+import type { PipelineConfig } from '../shared/config/pipeline-config.ts';
 
 /**
  * Lambda's limit on a function's environment, all variables together. Measured here as their JSON text (keys,

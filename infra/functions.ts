@@ -8,8 +8,9 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct, type IConstruct } from 'constructs';
+import { writeFunctionEnv } from '../shared/config/function-env.ts';
+import type { PipelineConfig } from '../shared/config/pipeline-config.ts';
 import { SEALED_INDEX } from '../shared/ingestion/ledger-keys.ts';
-import type { PipelineConfig } from '../shared/kernel/config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { METRICS_NAMESPACE, SERVICE } from '../shared/kernel/names.ts';
 import { projectRoot } from '../shared/kernel/project-root.ts';
@@ -66,17 +67,14 @@ export class PipelineFunctions extends Construct {
   constructor(scope: Construct, id: string, props: PipelineFunctionsProps) {
     super(scope, id);
     const { state } = props;
-    const environment = {
-      INLET_CONFIG: JSON.stringify(props.config),
-      INLET_LEDGER_TABLE: state.ledger.tableName,
-      INLET_MANIFEST_BUCKET: state.manifestBucket.bucketName,
-      INLET_COMMIT_QUEUE_URL: state.commitQueue.queueUrl,
-      INLET_EVENT_BUS: props.eventBus.eventBusName,
-      INLET_STALE_AFTER_SECONDS: String(props.sweepInterval.toSeconds()),
-      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
-      POWERTOOLS_LOG_LEVEL: 'INFO',
-    };
-    const make = (name: keyof typeof SERVICE, memorySize: number, timeout: Duration) =>
+    // Each function gets exactly what its runtime reads (FUNCTION_ENV), nothing another function needs.
+    const common = { config: props.config, ledgerTable: state.ledger.tableName };
+    const make = (
+      name: keyof typeof SERVICE,
+      memorySize: number,
+      timeout: Duration,
+      environment: Record<string, string>,
+    ) =>
       new NodejsFunction(this, name[0]?.toUpperCase() + name.slice(1), {
         // From the project root, not this file's folder: the same path works from source and from a build.
         entry: join(projectRoot, 'functions', `${name}.ts`),
@@ -86,26 +84,54 @@ export class PipelineFunctions extends Construct {
         architecture: Architecture.ARM_64,
         memorySize,
         timeout,
-        environment: { ...environment, POWERTOOLS_SERVICE_NAME: SERVICE[name] },
+        environment,
         logGroup: new LogGroup(this, `${name}Logs`, { retention: props.logRetention }),
         bundling: LAMBDA_BUNDLING,
       });
 
-    this.batcher = make('batcher', 1024, props.batcherTimeout);
-    this.committer = make('committer', 512, props.committerTimeout);
-    this.sweeper = make('sweeper', 256, Duration.minutes(1));
-    this.backfill = make('backfill', 1024, Duration.minutes(5));
-    for (const [name, value] of Object.entries({
-      INLET_LANDING_BUCKET: state.landingBucket.bucketName,
-      INLET_INGEST_QUEUE_URL: state.ingestQueue.queueUrl,
-      INLET_BACKFILL_RECORDS_PER_MESSAGE: String(props.backfill.recordsPerMessage),
-      INLET_BACKFILL_PAGES_PER_STEP: String(props.backfill.pagesPerStep),
-      // Steps stop starting pages after 2 minutes: far inside the 5-minute timeout.
-      INLET_BACKFILL_STEP_BUDGET_SECONDS: String(DEFAULTS.backfill.stepBudgetSeconds),
-      INLET_BACKFILL_STEPS_PER_EXECUTION: String(props.backfill.stepsPerExecution),
-    })) {
-      this.backfill.addEnvironment(name, value);
-    }
+    this.batcher = make(
+      'batcher',
+      1024,
+      props.batcherTimeout,
+      writeFunctionEnv.batcher({
+        ...common,
+        manifestBucket: state.manifestBucket.bucketName,
+        commitQueueUrl: state.commitQueue.queueUrl,
+      }),
+    );
+    this.committer = make(
+      'committer',
+      512,
+      props.committerTimeout,
+      writeFunctionEnv.committer({
+        ...common,
+        manifestBucket: state.manifestBucket.bucketName,
+        eventBus: props.eventBus.eventBusName,
+      }),
+    );
+    this.sweeper = make(
+      'sweeper',
+      256,
+      Duration.seconds(DEFAULTS.sweeper.timeoutSeconds),
+      writeFunctionEnv.sweeper({
+        ...common,
+        commitQueueUrl: state.commitQueue.queueUrl,
+        sweepIntervalSeconds: props.sweepInterval.toSeconds(),
+      }),
+    );
+    this.backfill = make(
+      'backfill',
+      1024,
+      Duration.seconds(DEFAULTS.backfill.timeoutSeconds),
+      writeFunctionEnv.backfill({
+        ...common,
+        landingBucket: state.landingBucket.bucketName,
+        ingestQueueUrl: state.ingestQueue.queueUrl,
+        recordsPerMessage: props.backfill.recordsPerMessage,
+        pagesPerStep: props.backfill.pagesPerStep,
+        stepsPerExecution: props.backfill.stepsPerExecution,
+      }),
+    );
 
     this.batcher.addEventSource(
       new SqsEventSource(state.ingestQueue, {

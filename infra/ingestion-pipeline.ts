@@ -6,7 +6,7 @@ import { Bucket, EventType } from 'aws-cdk-lib/aws-s3';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DEFAULT_IGNORE_GLOBS, type PipelineConfig, parsePipelineConfig } from '../shared/kernel/config.ts';
+import { type PipelineConfig, parsePipelineConfig } from '../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { BackfillWorkflow } from './backfill.ts';
 import { BronzeSink } from './bronze.ts';
@@ -53,10 +53,11 @@ export class IngestionPipeline extends Construct {
     const batcherTimeout = props.batcherTimeout ?? Duration.seconds(DEFAULTS.batcherTimeoutSeconds);
     const committerTimeout = props.committerTimeout ?? Duration.seconds(DEFAULTS.committerTimeoutSeconds);
     const lease = props.leaseDuration ?? Duration.seconds(DEFAULTS.leaseSeconds);
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     this.config = parsePipelineConfig(
       {
         tables: toTableConfigs(props.tables),
-        ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULT_IGNORE_GLOBS)],
+        ignoreGlobs: [...(props.ignoreGlobs ?? DEFAULTS.ignoreGlobs)],
         leaseSeconds: lease.toSeconds(),
       },
       // The bronze cross-table checks compare bucket names: only names known at synth count.
@@ -84,7 +85,7 @@ export class IngestionPipeline extends Construct {
         ? new Queue(this, 'EventsDlq', {
             encryption: QueueEncryption.SQS_MANAGED,
             enforceSSL: true,
-            retentionPeriod: Duration.days(14),
+            retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
           })
         : undefined;
     if (this.eventsDlq) {
@@ -104,7 +105,7 @@ export class IngestionPipeline extends Construct {
       batcherTimeout,
       committerTimeout,
       sweepInterval: props.sweepInterval ?? Duration.minutes(DEFAULTS.sweepIntervalMinutes),
-      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      logRetention,
       backfill: {
         recordsPerMessage: props.backfill?.recordsPerMessage ?? DEFAULTS.backfill.recordsPerMessage,
         pagesPerStep: props.backfill?.pagesPerStep ?? DEFAULTS.backfill.pagesPerStep,
@@ -114,7 +115,7 @@ export class IngestionPipeline extends Construct {
     });
     this.backfill = new BackfillWorkflow(this, 'Backfill', {
       fn: this.functions.backfill,
-      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      logRetention,
       ...(props.reconcile
         ? {
             reconcile: {
@@ -128,7 +129,7 @@ export class IngestionPipeline extends Construct {
       state: this.state,
       config: this.config,
       eventBus: this.eventBus,
-      logRetention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      logRetention,
       memorySize: props.bronzeSink?.memorySize,
       timeout: props.bronzeSink?.timeout,
     });

@@ -5,7 +5,7 @@ import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { KeyTimeInput } from '../shared/backfill/key-time.ts';
 import type { BronzeConfigInput } from '../shared/bronze/config.ts';
-import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/kernel/config.ts';
+import { type TableConfig, tableConfigSchema, tableProblems } from '../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 
 export type EventMode = 's3-notifications' | 'eventbridge';
@@ -181,8 +181,9 @@ export function validatePipelineProps(props: IngestionPipelineProps): string[] {
   if (timeout > 900) problems.push('batcherTimeout: at most 15 minutes');
   const sinkTimeout = props.bronzeSink?.timeout?.toSeconds();
   // A run keeps its last minute back (no part starts in it): less than two minutes leaves it nothing.
-  if (sinkTimeout !== undefined && (sinkTimeout < 120 || sinkTimeout > 900))
-    problems.push('bronzeSink.timeout: 2 to 15 minutes');
+  const shortest = 2 * DEFAULTS.sink.lastStartSeconds;
+  if (sinkTimeout !== undefined && (sinkTimeout < shortest || sinkTimeout > 900))
+    problems.push(`bronzeSink.timeout: ${shortest / 60} to 15 minutes`);
   const sinkMemory = props.bronzeSink?.memorySize;
   if (
     sinkMemory !== undefined &&

@@ -4,6 +4,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket } from 'aws-c
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { SEALED_INDEX } from '../shared/ingestion/ledger-keys.ts';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
 
 export interface StatefulResourcesProps {
   readonly landingBucket?: IBucket;
@@ -88,26 +89,33 @@ export class StatefulResources extends Construct {
       });
 
     const queueDefaults = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
-    this.ingestDlq = new Queue(this, 'IngestDlq', { ...queueDefaults, retentionPeriod: Duration.days(14) });
+    this.ingestDlq = new Queue(this, 'IngestDlq', {
+      ...queueDefaults,
+      retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
+    });
     this.ingestQueue = new Queue(this, 'IngestQueue', {
       ...queueDefaults,
-      visibilityTimeout: Duration.seconds(props.batcherTimeout.toSeconds() * 6),
-      retentionPeriod: Duration.days(14),
-      deadLetterQueue: { queue: this.ingestDlq, maxReceiveCount: 10 },
+      visibilityTimeout: Duration.seconds(
+        props.batcherTimeout.toSeconds() * DEFAULTS.queueVisibilityTimeouts,
+      ),
+      retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
+      deadLetterQueue: { queue: this.ingestDlq, maxReceiveCount: DEFAULTS.maxReceiveCount },
     });
     this.commitDlq = new Queue(this, 'CommitDlq', {
       ...queueDefaults,
       fifo: true,
-      retentionPeriod: Duration.days(14),
+      retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
     });
     this.commitQueue = new Queue(this, 'CommitQueue', {
       ...queueDefaults,
       fifo: true,
       // Explicit dedup id = batchId (a re-sent request is dropped for 5 minutes).
       contentBasedDeduplication: false,
-      visibilityTimeout: Duration.seconds(props.committerTimeout.toSeconds() * 6),
-      retentionPeriod: Duration.days(14),
-      deadLetterQueue: { queue: this.commitDlq, maxReceiveCount: 10 },
+      visibilityTimeout: Duration.seconds(
+        props.committerTimeout.toSeconds() * DEFAULTS.queueVisibilityTimeouts,
+      ),
+      retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
+      deadLetterQueue: { queue: this.commitDlq, maxReceiveCount: DEFAULTS.maxReceiveCount },
     });
   }
 }

@@ -1,8 +1,8 @@
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import pLimit from 'p-limit';
+import { configFromEnv, parsePipelineConfig } from '../shared/config/pipeline-config.ts';
 import { Router } from '../shared/ingestion/routing.ts';
-import { configFromEnv, parsePipelineConfig } from '../shared/kernel/config.ts';
 import { OUTPUTS } from '../shared/kernel/names.ts';
 import type { AwsClients } from './aws/clients.ts';
 import type { LocalStack } from './local-stack.ts';

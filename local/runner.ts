@@ -1,11 +1,11 @@
 import { appendFileSync } from 'node:fs';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbSinkCursorStore } from '../shared/bronze/aws/dynamodb-sink-cursor.ts';
+import { configFromEnv } from '../shared/config/pipeline-config.ts';
 import { DynamoDbLedger } from '../shared/ingestion/aws/dynamodb-ledger.ts';
 import { S3BatchStore } from '../shared/ingestion/aws/s3-batch-store.ts';
 import { commitsInFlight } from '../shared/ingestion/sweep.ts';
 import { clientConfig, emulatorTarget } from '../shared/kernel/aws/target.ts';
-import { configFromEnv } from '../shared/kernel/config.ts';
 import type { Log } from '../shared/kernel/log.ts';
 import { OUTPUTS } from '../shared/kernel/names.ts';
 import type { AwsClients } from './aws/clients.ts';

@@ -1,8 +1,8 @@
 import { bronzeLocation } from '../shared/bronze/config.ts';
 import type { SinkCursorStore } from '../shared/bronze/ports.ts';
+import type { PipelineConfig } from '../shared/config/pipeline-config.ts';
 import type { BatchStore } from '../shared/ingestion/batch-store.ts';
 import type { Ledger } from '../shared/ingestion/ledger.ts';
-import type { PipelineConfig } from '../shared/kernel/config.ts';
 
 export interface TableSummary {
   readonly name: string;

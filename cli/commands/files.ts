@@ -1,11 +1,12 @@
+import { BATCH_STATE } from '../../shared/ingestion/model.ts';
 import { parseIdentity } from '../../shared/ingestion/routing.ts';
 import { output } from '../format.ts';
 import type { CliTarget } from '../target.ts';
 
 function describe(state: string | undefined, leaseUntil: number, version?: number): string {
-  if (state === 'COMMITTED') return `committed in v${version}`;
-  if (state === 'SEALED') return 'sealed, commit pending';
-  if (state === 'ABORTED') return 'claim of an aborted batch, will be taken over on redelivery';
+  if (state === BATCH_STATE.committed) return `committed in v${version}`;
+  if (state === BATCH_STATE.sealed) return 'sealed, commit pending';
+  if (state === BATCH_STATE.aborted) return 'claim of an aborted batch, will be taken over on redelivery';
   return leaseUntil > Date.now() ? 'being claimed' : 'stalled claim, will be taken over on redelivery';
 }
 
@@ -35,7 +36,7 @@ export async function files(
       ...(tag !== '-' ? { version: tag } : {}),
       state: describe(batch?.state, entry.leaseUntil, batch?.version),
       batch: entry.batchId,
-      manifestVersion: batch?.state === 'COMMITTED' ? (batch.version ?? null) : null,
+      manifestVersion: batch?.state === BATCH_STATE.committed ? (batch.version ?? null) : null,
     });
   }
   output(rows, {

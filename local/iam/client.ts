@@ -5,6 +5,7 @@
  * proxy with its role's credentials: `functionEnv` (local mode's Lambda host starts each function process
  * with this environment).
  */
+import { ENV } from '../../shared/kernel/names.ts';
 import type { AuthzRequest } from './evaluator.ts';
 import type { BoundStack } from './policies.ts';
 import { CONTROL_PREFIX, type Credentials, type DecisionRecord } from './proxy.ts';
@@ -72,7 +73,7 @@ export function functionEnv(
   if (!credentials) return defined;
   return {
     ...defined,
-    INLET_AWS_ENDPOINT: proxyEndpoint,
+    [ENV.awsEndpoint]: proxyEndpoint,
     AWS_ACCESS_KEY_ID: credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
   };

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
+import { ENV } from '../../shared/kernel/names.ts';
 import { functionEnv } from '../iam/client.ts';
 import type { FunctionAccess } from './access.ts';
 import { type LambdaRuntime, nodeFor } from './install.ts';
@@ -68,7 +69,7 @@ export function functionEnvironment(
     LAMBDA_RUNTIME_DIR: runtime.runtimeDir,
     TZ: ':UTC',
   };
-  const local = { INLET_AWS_ENDPOINT: access.endpoint };
+  const local = { [ENV.awsEndpoint]: access.endpoint };
   // Read by the Runtime Interface Emulator and the bootstrap, removed before node starts (local/lambda/bootstrap).
   const launch = {
     AWS_LAMBDA_FUNCTION_TIMEOUT: String(fn.timeoutSeconds),

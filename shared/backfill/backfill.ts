@@ -1,8 +1,8 @@
 import picomatch from 'picomatch';
+import type { PipelineConfig } from '../config/pipeline-config.ts';
 import type { Ledger } from '../ingestion/ledger.ts';
 import type { FileRef, ObjectRef } from '../ingestion/model.ts';
 import { Router } from '../ingestion/routing.ts';
-import type { PipelineConfig } from '../kernel/config.ts';
 import type { Log } from '../kernel/log.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import { mapLimit } from './concurrency.ts';

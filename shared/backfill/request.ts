@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
-import type { PipelineConfig, TableConfig } from '../kernel/config.ts';
+import type { PipelineConfig, TableConfig } from '../config/pipeline-config.ts';
+import { DEFAULTS } from '../kernel/defaults.ts';
 import { InletError } from '../kernel/errors.ts';
 import * as z from '../kernel/zod.ts';
 import { issueLines } from '../kernel/zod.ts';
@@ -244,7 +245,9 @@ export function planBackfill(
     const start = Date.parse(execution.startTime);
     if (input.lookbackSeconds !== undefined)
       modifiedAfter = new Date(start - input.lookbackSeconds * 1000).toISOString();
-    modifiedBefore = new Date(start - (input.settleSeconds ?? 900) * 1000).toISOString();
+    modifiedBefore = new Date(
+      start - (input.settleSeconds ?? DEFAULTS.reconcileSettleMinutes * 60) * 1000,
+    ).toISOString();
   } else if (input.lookbackSeconds !== undefined || input.settleSeconds !== undefined) {
     problems.push('lookbackSeconds/settleSeconds: only in reconcile mode; use modifiedAfter/modifiedBefore');
   }

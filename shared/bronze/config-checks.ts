@@ -10,8 +10,8 @@
  * at start-up never refuse what synth accepted.
  */
 
+import type { TableConfig } from '../config/pipeline-config.ts';
 import { type KeyPattern, mayShareKeys, routedKeys } from '../ingestion/table-overlap.ts';
-import type { TableConfig } from '../kernel/config.ts';
 import { archivePrefix } from './archive-key.ts';
 import { bronzeLocation, type CleanSourceConfig, parseS3Url } from './config.ts';
 

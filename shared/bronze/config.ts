@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../kernel/defaults.ts';
 import * as z from '../kernel/zod.ts';
 import { nameProblem } from './delta-types.ts';
 
@@ -19,19 +20,6 @@ export const SYSTEM_COLUMNS: readonly string[] = [
   MANIFEST_VERSION_COLUMN,
 ];
 
-/** Small enough that a file being built (held in memory, doubling buffer) fits a 128 MB Lambda. */
-export const DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024;
-
-/**
- * How often an idle table's sink is nudged by schedule: a lost last trigger or a file past its cleanSource
- * retention waits at most this long, not until the table's next commit. A nudge on a table that is up to
- * date reads its cursor and one absent manifest, and writes nothing.
- */
-export const DEFAULT_NUDGE_EVERY_MINUTES = 15;
-
-/** Delta Lake's own default `delta.checkpointInterval`: a reader replays at most this many JSON commits. */
-export const DEFAULT_CHECKPOINT_INTERVAL = 100;
-
 /**
  * Auto Loader's `cloudFiles.schemaEvolutionMode`, same names and meanings (docs/bronze.md):
  * `addNewColumns` evolves the schema in the same commit, `rescue` keeps new columns out of the schema and
@@ -50,7 +38,7 @@ const S3_URL = /^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/;
 export const cleanSourceSchema = z
   .object({
     action: z.enum(['delete', 'move']),
-    /** Days after the version's commit. Auto Loader's `cleanSource.retentionDuration` default: 30 days. */
+    /** Days after the version's commit. */
     retentionDays: z._default(
       z
         .number()
@@ -58,7 +46,7 @@ export const cleanSourceSchema = z
           z.gte(0, 'retentionDays must be 0 or more'),
           z.lte(3650, 'retentionDays must be at most 3650'),
         ),
-      30,
+      DEFAULTS.bronze.cleanSourceRetentionDays,
     ),
     /** `s3://bucket[/prefix]`; a moved file keeps its key under it. Only with `move`. */
     moveTo: z.optional(z.string().check(z.regex(S3_URL, 'moveTo must be s3://bucket[/prefix]'))),
@@ -98,7 +86,7 @@ export const bronzeConfigSchema = z
           z.gte(1024 * 1024, 'maxFileBytes must be at least 1 MiB'),
           z.lte(512 * 1024 * 1024, 'maxFileBytes must be at most 512 MiB (a file is built in memory)'),
         ),
-      DEFAULT_MAX_FILE_BYTES,
+      DEFAULTS.bronze.maxFileBytes,
     ),
     /** A Delta checkpoint every this many versions (docs/bronze.md, "Checkpoints"). */
     checkpointInterval: z._default(
@@ -108,7 +96,7 @@ export const bronzeConfigSchema = z
           z.gte(1, 'checkpointInterval must be at least 1'),
           z.lte(10_000, 'checkpointInterval must be at most 10000 (a reader would replay that many commits)'),
         ),
-      DEFAULT_CHECKPOINT_INTERVAL,
+      DEFAULTS.bronze.checkpointInterval,
     ),
     /** Off unless set: landing files stay where they are. */
     cleanSource: z.optional(cleanSourceSchema),
@@ -120,7 +108,7 @@ export const bronzeConfigSchema = z
           z.gte(0, 'nudgeEveryMinutes must be 0 (off) or more'),
           z.lte(1440, 'nudgeEveryMinutes must be at most 1440 (a day)'),
         ),
-      DEFAULT_NUDGE_EVERY_MINUTES,
+      DEFAULTS.bronze.nudgeEveryMinutes,
     ),
   })
   .check(

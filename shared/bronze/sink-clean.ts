@@ -1,9 +1,9 @@
+import type { PipelineConfig } from '../config/pipeline-config.ts';
 import type { BatchStore } from '../ingestion/batch-store.ts';
 import { mapLimit } from '../ingestion/commit-group.ts';
 import { tailVersions } from '../ingestion/manifest-tail.ts';
 import type { ObjectRef } from '../ingestion/model.ts';
 import { Router } from '../ingestion/routing.ts';
-import type { PipelineConfig } from '../kernel/config.ts';
 import type { Log } from '../kernel/log.ts';
 import { type CleanSourceConfig, parseS3Url } from './config.ts';
 import type { ArchiveTarget, CleanOutcome, FileClaims, LandingCleaner, SinkCursorStore } from './ports.ts';

@@ -1,7 +1,8 @@
 import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { RetryScheduler } from '../ingestion/batch-store.ts';
+import { DEFAULTS } from '../kernel/defaults.ts';
 import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
 import type { SinkNudger } from './ports.ts';
@@ -24,7 +25,7 @@ const sinkMessage = z.pipe(
 );
 
 /** No part of a version starts in the last minute of the invocation. */
-const SAFETY_MS = 60_000;
+const SAFETY_MS = DEFAULTS.sink.lastStartSeconds * 1000;
 /**
  * A part still running this close to the Lambda timeout is abandoned, leaving time to nudge and answer:
  * a timed-out invocation would fail every table's message in its batch, not only the slow one.

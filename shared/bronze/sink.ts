@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { PipelineConfig } from '../config/pipeline-config.ts';
 import type { BatchStore } from '../ingestion/batch-store.ts';
-import type { PipelineConfig } from '../kernel/config.ts';
 import { InletError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
 import { type BronzeConfig, bronzeLocation } from './config.ts';

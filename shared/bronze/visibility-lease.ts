@@ -1,13 +1,13 @@
 import type { SQSRecord } from 'aws-lambda';
-import type { MessageVisibility, RetryLater } from '../ingestion/batch-store.ts';
 import { groupOf, receivesOf } from '../kernel/fifo-backoff.ts';
 import type { Log } from '../kernel/log.ts';
+import type { MessageVisibility, RetryLater } from '../kernel/message-visibility.ts';
 
 export interface LeaseSettings {
   readonly visibility: MessageVisibility;
   /**
    * The visibility each beat gives a message on its first receive, counted from the beat
-   * (DEFAULTS.sinkLeaseSeconds); it doubles with each receive after, up to `maxSeconds`. Beats come every
+   * (DEFAULTS.sink.leaseSeconds); it doubles with each receive after, up to `maxSeconds`. Beats come every
    * third of it.
    */
   readonly seconds: number;

@@ -1,7 +1,8 @@
+import type { PutIfAbsentResult } from '../kernel/put-if-absent.ts';
 import type { Manifest, StagedList } from './manifest.ts';
 
-/** `conflict`: S3 answered 409, another conditional write to the key is in flight; try again shortly. */
-export type PutIfAbsentResult = 'created' | 'exists' | 'conflict';
+/** The stores' create-if-absent outcome (defined in the kernel: the bronze store answers the same). */
+export type { PutIfAbsentResult };
 
 /** S3: staged file lists (too big for a DynamoDB item), manifests, quarantined bodies. */
 export interface BatchStore {
@@ -24,42 +25,6 @@ export interface CommitQueue {
    * joins the dedup id, so a deliberate re-send is not dropped as a duplicate of the original request.
    */
   requestCommits(table: string, batchIds: readonly string[], resendId: string): Promise<string[]>;
-}
-
-/** A message (by its receipt handle) and when it should come back, in seconds from now. */
-export interface RetryLater {
-  readonly receiptHandle: string;
-  /** The queue's ARN, as Lambda's SQS event carries it. */
-  readonly queueArn: string;
-  readonly seconds: number;
-}
-
-/** Gives failed ingest messages their own visibility timeout instead of the queue's (30 minutes on AWS). */
-export interface RetryScheduler {
-  /** Rejects when SQS refused some of them (`VisibilityRefusedError`): those keep the visibility they had. */
-  retryLater(messages: readonly RetryLater[]): Promise<void>;
-}
-
-/**
- * A message whose visibility `ChangeMessageVisibilityBatch` did not change while the call itself succeeded:
- * SQS answers each entry (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ChangeMessageVisibilityBatch.html).
- */
-export interface RefusedVisibility {
-  readonly receiptHandle: string;
-  /** `ReceiptHandleIsInvalid`, `MessageNotInflight`, `InvalidParameterValue`, or a server-side code. */
-  readonly code: string;
-  /** True: the request was wrong for this message (retrying it cannot help); false: SQS failed, try again. */
-  readonly senderFault: boolean;
-  readonly message: string;
-}
-
-/** Sets in-flight messages' visibility timeouts, each counted from the call (not from the receive). */
-export interface MessageVisibility {
-  /** Resolves with the entries SQS refused; rejects when the call failed (none, some or all applied). */
-  changeVisibility(
-    messages: readonly RetryLater[],
-    signal?: AbortSignal,
-  ): Promise<readonly RefusedVisibility[]>;
 }
 
 export interface BatchCommittedEvent {

@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
-import type { RetryScheduler } from './batch-store.ts';
 import { IngestBatch, type IngestDeps } from './ingest-batch.ts';
 
 export type BatcherHandler = (

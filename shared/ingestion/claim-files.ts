@@ -3,7 +3,7 @@ import type { Clock } from '../kernel/clock.ts';
 import { DefiniteFailureError, ThrottledError, UnknownOutcomeError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
 import type { FenceResult, Ledger } from './ledger.ts';
-import type { BatchRecord, FileOwner, FileRef } from './model.ts';
+import { BATCH_STATE, type BatchRecord, type FileOwner, type FileRef } from './model.ts';
 
 /**
  * How one file's claim ended. `unknown`: a write that may name our batch has no known outcome, so the batch
@@ -138,9 +138,9 @@ export class FileClaimer {
         if (!fence.ok) return this.unsettled(file, ctx, { ...fence, possiblyApplied: false }, 'fence');
         if (fence.value.kind === 'batch-live') batch = fence.value.batch;
       }
-      if (batch && batch.state !== 'ABORTED') {
+      if (batch && batch.state !== BATCH_STATE.aborted) {
         ctx.stats.duplicates += 1;
-        if (batch.state === 'SEALED')
+        if (batch.state === BATCH_STATE.sealed)
           ctx.resendCommits.set(key, { table: file.table, batchId: batch.batchId });
         return 'duplicate';
       }

@@ -12,7 +12,7 @@ import { sameIds, writeManifest } from './commit-manifest.ts';
 import { type CommittedVersion, GROUP_CONCURRENCY, type Member, publishCommitted } from './commit-publish.ts';
 import { type Ledger, reservedBatchIds } from './ledger.ts';
 import { buildManifest, type Manifest, type StagedList } from './manifest.ts';
-import type { BatchRecord, PendingVersion } from './model.ts';
+import { BATCH_STATE, type BatchRecord, type PendingVersion } from './model.ts';
 import { retryRead } from './retry-read.ts';
 
 export interface CommitDeps extends Clock {
@@ -76,7 +76,7 @@ export class CommitBatch {
     const finishedPending: number[] = [];
     // C1. Nothing to do if done (but what follows the commit); refuse what was never sealed.
     let batch = await this.requireBatch(table, batchId, run);
-    if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending, run);
+    if (batch.state === BATCH_STATE.committed) return this.alreadyCommitted(batch, finishedPending, run);
     // After a refused grouped reservation (a stale index entry, a batch committed meanwhile) the next try
     // is this batch alone: progress never depends on the index.
     let grouping = this.limits.maxBatches > 1;
@@ -107,7 +107,8 @@ export class CommitBatch {
         };
         if (!(await ledger.reserveVersion(table, head.head, candidate))) {
           batch = await this.requireBatch(table, batchId, run);
-          if (batch.state === 'COMMITTED') return this.alreadyCommitted(batch, finishedPending, run);
+          if (batch.state === BATCH_STATE.committed)
+            return this.alreadyCommitted(batch, finishedPending, run);
           grouping = false;
           continue;
         }
@@ -122,7 +123,7 @@ export class CommitBatch {
       }
       return {
         ...this.outcome(
-          { ...batch, state: 'COMMITTED', version: version.version },
+          { ...batch, state: BATCH_STATE.committed, version: version.version },
           result,
           finishedPending,
           published,
@@ -194,7 +195,7 @@ export class CommitBatch {
       table: batch.table,
       version: batch.version,
       committedAt: batch.committedAt ?? new Date(this.deps.now()).toISOString(),
-      batches: batches.filter((b): b is BatchRecord => b?.state === 'COMMITTED' && !b.publishedAt),
+      batches: batches.filter((b): b is BatchRecord => b?.state === BATCH_STATE.committed && !b.publishedAt),
       files: manifest?.fileCount ?? batch.fileCount ?? 0,
       bytes: manifest?.bytes ?? batch.bytes ?? 0,
     });
@@ -203,7 +204,7 @@ export class CommitBatch {
 
   private async requireBatch(table: string, batchId: string, run: Run): Promise<BatchRecord> {
     const batch = await retryRead(this.deps, run.deadline, () => this.deps.ledger.getBatch(table, batchId));
-    if (!batch || batch.state === 'ABORTED')
+    if (!batch || batch.state === BATCH_STATE.aborted)
       throw new BatchNotSealedError(table, batchId, batch?.state ?? 'UNKNOWN');
     return batch;
   }
@@ -267,7 +268,7 @@ export class CommitBatch {
       // Lists are deleted only after their commit, and a version's batches commit in one transaction: a
       // racing committer finished this version meanwhile.
       const now = await read(() => ledger.getBatch(table, missing.batchId));
-      if (now?.state === 'COMMITTED')
+      if (now?.state === BATCH_STATE.committed)
         return {
           result: 'already-committed',
           published: (await this.alreadyCommitted(now, [], run)).published,

@@ -1,5 +1,6 @@
+import { DEFAULTS } from '../kernel/defaults.ts';
 import { MAX_BATCHES_PER_VERSION } from './ledger.ts';
-import type { BatchRecord } from './model.ts';
+import { BATCH_STATE, type BatchRecord } from './model.ts';
 
 /**
  * How much one manifest version may cover (group commit, docs/protocol.md C2). A version is one commit
@@ -17,34 +18,9 @@ export interface GroupLimits {
 
 export const DEFAULT_GROUP_LIMITS: GroupLimits = {
   maxBatches: MAX_BATCHES_PER_VERSION,
-  maxFiles: 20_000,
-  maxBytes: 10 * 1024 ** 3,
+  maxFiles: DEFAULTS.commitGroup.maxFiles,
+  maxBytes: DEFAULTS.commitGroup.maxBytes,
 };
-
-/**
- * Limits from the committer's environment (`INLET_COMMIT_MAX_BATCHES`, `INLET_COMMIT_MAX_FILES`,
- * `INLET_COMMIT_MAX_BYTES`); every problem is named at once, at start-up, rather than at the first commit.
- */
-export function groupLimitsFromEnv(env: Readonly<Record<string, string | undefined>>): GroupLimits {
-  const problems: string[] = [];
-  const read = (name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-      problems.push(`${name} must be an integer from 1 to ${max}, got ${JSON.stringify(raw)}`);
-      return fallback;
-    }
-    return value;
-  };
-  const limits = {
-    maxBatches: read('INLET_COMMIT_MAX_BATCHES', DEFAULT_GROUP_LIMITS.maxBatches, MAX_BATCHES_PER_VERSION),
-    maxFiles: read('INLET_COMMIT_MAX_FILES', DEFAULT_GROUP_LIMITS.maxFiles),
-    maxBytes: read('INLET_COMMIT_MAX_BYTES', DEFAULT_GROUP_LIMITS.maxBytes),
-  };
-  if (problems.length > 0) throw new Error(`invalid committer settings: ${problems.join('; ')}`);
-  return limits;
-}
 
 /**
  * The batches one version commits: the requested batch first (so every request makes progress, however
@@ -61,7 +37,8 @@ export function selectGroup(
   let bytes = requested.bytes ?? 0;
   for (const batch of waiting) {
     if (group.length >= Math.min(limits.maxBatches, MAX_BATCHES_PER_VERSION)) break;
-    if (batch.batchId === requested.batchId || batch.state !== 'SEALED' || !batch.stagedKey) continue;
+    if (batch.batchId === requested.batchId || batch.state !== BATCH_STATE.sealed || !batch.stagedKey)
+      continue;
     const nextFiles = files + (batch.fileCount ?? 0);
     const nextBytes = bytes + (batch.bytes ?? 0);
     if (nextFiles > limits.maxFiles || nextBytes > limits.maxBytes) break;

@@ -2,9 +2,9 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../kernel/errors.ts';
 import { backoffSeconds, giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
-import type { RetryScheduler } from './batch-store.ts';
 import { CommitBatch, type CommitDeps } from './commit-batch.ts';
 
 export type CommitterHandler = (
@@ -30,7 +30,7 @@ const LOAD_BACKOFF = { baseSeconds: 5, capSeconds: 900 } as const;
 /**
  * Receives after which a commit still failing for load is acknowledged and left to the sweeper: the ledger,
  * not the message, holds the work (a SEALED batch or a pending reservation, which the sweeper re-requests
- * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10): a throttling
+ * with a fresh message), and each receive counts toward the queue's maxReceiveCount (10, DEFAULTS): a throttling
  * episode must not dead-letter a request that nothing is wrong with. About 40-75 s of backoff before it.
  */
 export const HANDOVER_AFTER_RECEIVES = 5;

@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import { ulid } from 'ulid';
+import type { PipelineConfig } from '../config/pipeline-config.ts';
 import type { Clock } from '../kernel/clock.ts';
-import type { PipelineConfig } from '../kernel/config.ts';
 import type { Log } from '../kernel/log.ts';
 import type { BatchStore, CommitQueue } from './batch-store.ts';
 import { type ClaimContext, type ClaimOutcome, type ClaimStats, FileClaimer, settle } from './claim-files.ts';

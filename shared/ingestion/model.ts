@@ -23,7 +23,13 @@ export interface FileRef extends ObjectRef {
   readonly identity: string;
 }
 
-export type BatchState = 'SEALED' | 'ABORTED' | 'COMMITTED';
+/**
+ * A batch's states, as the ledger stores them (docs/protocol.md): SEALED by its batcher, then COMMITTED into a
+ * version by a committer, or ABORTED by a batcher that took its claims over before it sealed.
+ */
+export const BATCH_STATE = { sealed: 'SEALED', committed: 'COMMITTED', aborted: 'ABORTED' } as const;
+
+export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
 
 export interface BatchRecord {
   readonly table: string;

@@ -1,5 +1,5 @@
 import picomatch from 'picomatch';
-import type { PipelineConfig, TableConfig } from '../kernel/config.ts';
+import type { PipelineConfig, TableConfig } from '../config/pipeline-config.ts';
 import type { FileRef, ObjectRef } from './model.ts';
 import { normalizeVersionId } from './version-id.ts';
 

@@ -1,7 +1,8 @@
+import { DEFAULTS } from '../kernel/defaults.ts';
 import type { Log } from '../kernel/log.ts';
 import type { CommitQueue } from './batch-store.ts';
 import type { Ledger, SealedIndexKey } from './ledger.ts';
-import type { BatchRecord } from './model.ts';
+import { BATCH_STATE, type BatchRecord } from './model.ts';
 
 export interface SweepDeps {
   readonly ledger: Ledger;
@@ -19,7 +20,11 @@ export interface SweepLimits {
   readonly pageSize: number;
 }
 
-export const DEFAULT_SWEEP_LIMITS: SweepLimits = { maxResends: 2000, budgetMs: 60_000, pageSize: 1000 };
+export const DEFAULT_SWEEP_LIMITS: SweepLimits = {
+  maxResends: DEFAULTS.sweeper.maxResends,
+  budgetMs: DEFAULTS.sweeper.budgetSeconds * 1000,
+  pageSize: DEFAULTS.sweeper.pageSize,
+};
 
 export interface SweepResult {
   /** Sealed batches whose commit request was re-sent. */
@@ -185,10 +190,10 @@ async function scanIndex(
 function staleCandidate(batch: BatchRecord, cutoff: number): Candidate | undefined {
   const since = batch.sealedAt ?? 0;
   const committed = batch.committedAt ? Date.parse(batch.committedAt) : since;
-  if (batch.state === 'SEALED' && since < cutoff)
+  if (batch.state === BATCH_STATE.sealed && since < cutoff)
     return { table: batch.table, batchId: batch.batchId, since, kind: 'sealed' };
   // committedAt is the reservation time: a commit younger than the cutoff may still be publishing.
-  if (batch.state === 'COMMITTED' && committed < cutoff)
+  if (batch.state === BATCH_STATE.committed && committed < cutoff)
     return { table: batch.table, batchId: batch.batchId, since, kind: 'unpublished' };
   return undefined;
 }

@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { RetryScheduler } from '../ingestion/batch-store.ts';
 import { DefiniteFailureError, InletError, isThrottle, UnknownOutcomeError } from './errors.ts';
 import type { Log } from './log.ts';
+import type { RetryScheduler } from './message-visibility.ts';
 
 /**
  * Backoff for the FIFO consumers (committer, bronze sink): a message group whose work failed for a reason

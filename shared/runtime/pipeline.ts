@@ -8,25 +8,35 @@ import { S3InventoryReader } from '../backfill/aws/s3-inventory-reader.ts';
 import { S3ObjectLister } from '../backfill/aws/s3-lister.ts';
 import { SqsEnqueuer } from '../backfill/aws/sqs-enqueuer.ts';
 import type { BackfillDeps } from '../backfill/backfill.ts';
+import { FUNCTION_ENV } from '../config/function-env.ts';
+import type { PipelineConfig } from '../config/pipeline-config.ts';
 import { DynamoDbLedger } from '../ingestion/aws/dynamodb-ledger.ts';
-import { EventBridgePublisher, noEvents } from '../ingestion/aws/eventbridge-publisher.ts';
+import { EventBridgePublisher } from '../ingestion/aws/eventbridge-publisher.ts';
 import { S3BatchStore } from '../ingestion/aws/s3-batch-store.ts';
 import { SqsCommitQueue } from '../ingestion/aws/sqs-commit-queue.ts';
 import { SqsRetryScheduler } from '../ingestion/aws/sqs-retry-scheduler.ts';
-import type { RetryScheduler } from '../ingestion/batch-store.ts';
 import type { BatcherDeps } from '../ingestion/batcher-handler.ts';
-import { groupLimitsFromEnv } from '../ingestion/commit-group.ts';
 import type { CommitterDeps } from '../ingestion/committer-handler.ts';
 import type { Ledger, LedgerQueries } from '../ingestion/ledger.ts';
 import type { SweepDeps } from '../ingestion/sweep.ts';
+import type { SweeperSettings } from '../ingestion/sweeper-handler.ts';
 import { trackAttempts } from '../kernel/aws/attempts.ts';
 import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
-import { configFromEnv, type PipelineConfig, positiveIntEnv, requiredEnv } from '../kernel/config.ts';
-import { DEFAULTS } from '../kernel/defaults.ts';
+import { readEnv } from '../kernel/env.ts';
 import type { Log } from '../kernel/log.ts';
+import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import type { MetricsSink } from '../kernel/metrics.ts';
-import { METRICS_NAMESPACE } from '../kernel/names.ts';
+import { ENV } from '../kernel/names.ts';
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** What every function's environment holds (FUNCTION_ENV), parsed. */
+interface CommonVars {
+  readonly [ENV.config]: PipelineConfig;
+  readonly [ENV.ledgerTable]: string;
+  readonly [ENV.metricsNamespace]: string;
+}
 
 /** What local mode and tests swap in: logs to a file or memory, metrics in memory. */
 export interface RuntimeOverrides {
@@ -50,15 +60,15 @@ export function powertoolsLog(serviceName: string): Log {
  * function then adds only the clients it calls (below): loading an SDK client package is the larger part of
  * a cold start (docs/performance.md, "Cold starts"), so a bundle must not carry one it never uses.
  */
-function baseRuntime(service: string, env: NodeJS.ProcessEnv, overrides: RuntimeOverrides) {
-  const config: PipelineConfig = configFromEnv(env);
+function baseRuntime(service: string, vars: CommonVars, env: Env, overrides: RuntimeOverrides) {
+  const config: PipelineConfig = vars[ENV.config];
   const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
   const metrics = new PowertoolsMetrics(
-    new Metrics({ namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE, serviceName: service }),
+    new Metrics({ namespace: vars[ENV.metricsNamespace], serviceName: service }),
   );
   const ledger = new DynamoDbLedger({
     client: tracked(new DynamoDBClient(aws)),
-    tableName: requiredEnv(env, 'INLET_LEDGER_TABLE'),
+    tableName: vars[ENV.ledgerTable],
   });
   return {
     config,
@@ -79,27 +89,27 @@ function tracked<C extends Parameters<typeof trackAttempts>[0]>(client: C): C {
 /** The ledger adapter also answers operators' queries (local mode's summary and CLI read it from a runtime). */
 type Operated = { readonly ledger: Ledger & LedgerQueries };
 
-const batchStore = (s3: S3Client, env: NodeJS.ProcessEnv) =>
-  new S3BatchStore({ client: s3, bucket: requiredEnv(env, 'INLET_MANIFEST_BUCKET') });
+const batchStore = (s3: S3Client, bucket: string) => new S3BatchStore({ client: s3, bucket });
 
-const commitQueue = (sqs: SQSClient, env: NodeJS.ProcessEnv) =>
-  new SqsCommitQueue({ client: sqs, queueUrl: requiredEnv(env, 'INLET_COMMIT_QUEUE_URL') });
+const commitQueue = (sqs: SQSClient, queueUrl: string) => new SqsCommitQueue({ client: sqs, queueUrl });
 
 /**
- * Each function's dependencies from its environment, built once per container at module scope.
- * INLET_AWS_ENDPOINT (set only by the local runner) points the same code at an emulator.
+ * Each function's dependencies from its environment (FUNCTION_ENV, every problem listed at once), built once
+ * per container at module scope. INLET_AWS_ENDPOINT (set only by the local runner) points the same code at
+ * an emulator.
  */
 export function batcherRuntimeFromEnv(
   service: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Env = process.env,
   overrides: RuntimeOverrides = {},
 ): BatcherDeps & Operated {
-  const base = baseRuntime(service, env, overrides);
+  const vars = readEnv(FUNCTION_ENV.batcher, env);
+  const base = baseRuntime(service, vars, env, overrides);
   const sqs = tracked(new SQSClient(base.aws));
   return {
     ...base,
-    store: batchStore(tracked(new S3Client(base.aws)), env),
-    commitQueue: commitQueue(sqs, env),
+    store: batchStore(tracked(new S3Client(base.aws)), vars[ENV.manifestBucket]),
+    commitQueue: commitQueue(sqs, vars[ENV.commitQueueUrl]),
     retries: new SqsRetryScheduler(sqs),
   };
 }
@@ -130,67 +140,73 @@ function lazyRetryScheduler(aws: ReturnType<typeof clientConfig>): RetrySchedule
  */
 export function committerRuntimeFromEnv(
   service: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Env = process.env,
   overrides: RuntimeOverrides = {},
 ): CommitterDeps & Operated {
-  const base = baseRuntime(service, env, overrides);
+  const vars = readEnv(FUNCTION_ENV.committer, env);
+  const base = baseRuntime(service, vars, env, overrides);
   return {
     ...base,
-    store: batchStore(tracked(new S3Client(base.aws)), env),
+    store: batchStore(tracked(new S3Client(base.aws)), vars[ENV.manifestBucket]),
     retries: lazyRetryScheduler(base.aws),
-    group: groupLimitsFromEnv(env),
-    events: env.INLET_EVENT_BUS
-      ? new EventBridgePublisher({
-          client: tracked(new EventBridgeClient(base.aws)),
-          eventBusName: env.INLET_EVENT_BUS,
-        })
-      : noEvents,
+    group: {
+      maxBatches: vars[ENV.commitMaxBatches],
+      maxFiles: vars[ENV.commitMaxFiles],
+      maxBytes: vars[ENV.commitMaxBytes],
+    },
+    events: new EventBridgePublisher({
+      client: tracked(new EventBridgeClient(base.aws)),
+      eventBusName: vars[ENV.eventBus],
+    }),
   };
 }
 
-/** The sweeper: ledger and the commit queue only. */
+/** The sweeper: ledger and the commit queue only, and its run's settings. */
 export function sweeperRuntimeFromEnv(
   service: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Env = process.env,
   overrides: RuntimeOverrides = {},
-): SweepDeps & Operated & { readonly metrics: MetricsSink } {
-  const base = baseRuntime(service, env, overrides);
-  return { ...base, commitQueue: commitQueue(tracked(new SQSClient(base.aws)), env) };
+): SweepDeps & Operated & { readonly metrics: MetricsSink; readonly settings: SweeperSettings } {
+  const vars = readEnv(FUNCTION_ENV.sweeper, env);
+  const base = baseRuntime(service, vars, env, overrides);
+  return {
+    ...base,
+    commitQueue: commitQueue(tracked(new SQSClient(base.aws)), vars[ENV.commitQueueUrl]),
+    settings: {
+      staleAfterMs: vars[ENV.staleAfterSeconds] * 1000,
+      maxResends: vars[ENV.sweepMaxResends],
+      marginMs: vars[ENV.sweepMarginSeconds] * 1000,
+      budgetMs: vars[ENV.sweepBudgetSeconds] * 1000,
+      pageSize: vars[ENV.sweepPageSize],
+    },
+  };
 }
 
 /** The backfill function's dependencies (shared/backfill/backfill.ts), from its environment. */
 export function backfillFromEnv(
   service: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Env = process.env,
   overrides: RuntimeOverrides = {},
 ): BackfillDeps {
-  const base = baseRuntime(service, env, overrides);
+  const vars = readEnv(FUNCTION_ENV.backfill, env);
+  const base = baseRuntime(service, vars, env, overrides);
   // One client for listing and for reading inventory reports.
   const s3 = tracked(new S3Client(base.aws));
   return {
     ...base,
-    landingBucket: requiredEnv(env, 'INLET_LANDING_BUCKET'),
+    landingBucket: vars[ENV.landingBucket],
     lister: new S3ObjectLister(s3),
     inventory: new S3InventoryReader(s3),
     enqueuer: new SqsEnqueuer({
       client: tracked(new SQSClient(base.aws)),
-      queueUrl: requiredEnv(env, 'INLET_INGEST_QUEUE_URL'),
-      recordsPerMessage: positiveIntEnv(
-        env,
-        'INLET_BACKFILL_RECORDS_PER_MESSAGE',
-        DEFAULTS.backfill.recordsPerMessage,
-      ),
+      queueUrl: vars[ENV.ingestQueueUrl],
+      recordsPerMessage: vars[ENV.backfillRecordsPerMessage],
     }),
     limits: {
-      pagesPerStep: positiveIntEnv(env, 'INLET_BACKFILL_PAGES_PER_STEP', DEFAULTS.backfill.pagesPerStep),
-      pageSize: Math.min(1000, positiveIntEnv(env, 'INLET_BACKFILL_PAGE_SIZE', DEFAULTS.backfill.pageSize)),
-      stepBudgetMs:
-        positiveIntEnv(env, 'INLET_BACKFILL_STEP_BUDGET_SECONDS', DEFAULTS.backfill.stepBudgetSeconds) * 1000,
-      stepsPerExecution: positiveIntEnv(
-        env,
-        'INLET_BACKFILL_STEPS_PER_EXECUTION',
-        DEFAULTS.backfill.stepsPerExecution,
-      ),
+      pagesPerStep: vars[ENV.backfillPagesPerStep],
+      pageSize: vars[ENV.backfillPageSize],
+      stepBudgetMs: vars[ENV.backfillStepBudgetSeconds] * 1000,
+      stepsPerExecution: vars[ENV.backfillStepsPerExecution],
     },
   };
 }

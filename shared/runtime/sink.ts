@@ -10,16 +10,17 @@ import { S3SourceObjects } from '../bronze/aws/s3-source-objects.ts';
 import { SqsSinkNudger } from '../bronze/aws/sqs-sink-nudger.ts';
 import type { SinkNudger } from '../bronze/ports.ts';
 import type { SinkHandlerDeps } from '../bronze/sink-handler.ts';
+import { FUNCTION_ENV } from '../config/function-env.ts';
 import { S3BatchStore } from '../ingestion/aws/s3-batch-store.ts';
 import { SqsRetryScheduler } from '../ingestion/aws/sqs-retry-scheduler.ts';
 import { trackAttempts } from '../kernel/aws/attempts.ts';
 import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
-import { configFromEnv, positiveIntEnv, requiredEnv } from '../kernel/config.ts';
 import { DEFAULTS } from '../kernel/defaults.ts';
+import { readEnv } from '../kernel/env.ts';
 import type { Log } from '../kernel/log.ts';
 import type { MetricsSink } from '../kernel/metrics.ts';
-import { METRICS_NAMESPACE, SERVICE } from '../kernel/names.ts';
+import { ENV, SERVICE } from '../kernel/names.ts';
 import { powertoolsLog } from './pipeline.ts';
 
 export type SinkRuntime = SinkHandlerDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink };
@@ -29,22 +30,23 @@ export type SinkRuntime = SinkHandlerDeps & { readonly nudger: SinkNudger; reado
  * SQS clients: the sink publishes no events (its metrics are EMF log lines, no API call).
  */
 export function sinkRuntimeFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
+  env: Readonly<Record<string, string | undefined>> = process.env,
   overrides: { readonly log?: Log; readonly nudger?: SinkNudger; readonly metrics?: MetricsSink } = {},
 ): SinkRuntime {
+  const vars = readEnv(FUNCTION_ENV.sink, env);
   const aws = clientConfig(targetFromEnv(env) ?? { kind: 'aws' });
   const s3 = new S3Client(aws);
   const dynamodb = new DynamoDBClient(aws);
   const sqs = new SQSClient(aws);
   for (const client of [s3, dynamodb, sqs]) trackAttempts(client);
-  const manifestBucket = requiredEnv(env, 'INLET_MANIFEST_BUCKET');
+  const manifestBucket = vars[ENV.manifestBucket];
   const log: Log = overrides.log ?? powertoolsLog(SERVICE.sink);
-  const ledgerTable = requiredEnv(env, 'INLET_LEDGER_TABLE');
+  const ledgerTable = vars[ENV.ledgerTable];
   const cursors = new DynamoDbSinkCursorStore({ client: dynamodb, tableName: ledgerTable });
   // The failed tables' backoff and the visibility lease: ChangeMessageVisibilityBatch on the sink queue.
   const visibility = new SqsRetryScheduler(sqs);
   return {
-    config: configFromEnv(env),
+    config: vars[ENV.config],
     store: new S3BatchStore({ client: s3, bucket: manifestBucket }),
     sources: new S3SourceObjects(s3),
     deltaAt: (bucket, prefix) => new S3DeltaStore(s3, bucket, prefix),
@@ -58,25 +60,18 @@ export function sinkRuntimeFromEnv(
       overrides.metrics ??
       new PowertoolsMetrics(
         new Metrics({
-          namespace: env.POWERTOOLS_METRICS_NAMESPACE ?? METRICS_NAMESPACE,
+          namespace: vars[ENV.metricsNamespace],
           serviceName: SERVICE.sink,
         }),
       ),
     now: Date.now,
     retries: visibility,
-    nudger:
-      overrides.nudger ??
-      new SqsSinkNudger({ client: sqs, queueUrl: requiredEnv(env, 'INLET_SINK_QUEUE_URL') }),
+    nudger: overrides.nudger ?? new SqsSinkNudger({ client: sqs, queueUrl: vars[ENV.sinkQueueUrl] }),
     lease: {
       visibility,
-      seconds: DEFAULTS.sinkLeaseSeconds,
-      queueVisibilitySeconds: queueVisibilitySeconds(env),
+      seconds: DEFAULTS.sink.leaseSeconds,
+      // As the construct set it: DEFAULTS.queueVisibilityTimeouts times the sink's timeout.
+      queueVisibilitySeconds: vars[ENV.sinkQueueVisibilitySeconds],
     },
   };
-}
-
-/** The sink queue's visibility timeout, as the construct set it (6x the sink's timeout). */
-function queueVisibilitySeconds(env: NodeJS.ProcessEnv): number {
-  requiredEnv(env, 'INLET_SINK_QUEUE_VISIBILITY_SECONDS');
-  return positiveIntEnv(env, 'INLET_SINK_QUEUE_VISIBILITY_SECONDS', 0);
 }

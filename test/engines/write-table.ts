@@ -16,7 +16,9 @@ import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
 import type { AwsTarget } from '../../shared/kernel/aws/target.ts';
 import { silentLog } from '../../shared/kernel/log.ts';
 import { MemoryMetrics } from '../../shared/kernel/metrics.ts';
+import { ENV } from '../../shared/kernel/names.ts';
 import { sinkRuntimeFromEnv } from '../../shared/runtime/sink.ts';
+import { functionEnv } from '../support/function-env.ts';
 import { PipelineHarness } from '../support/harness.ts';
 import type { LogEntry, Shape } from './shape.ts';
 
@@ -78,13 +80,11 @@ export async function writeShape(
   const config = { tables: [{ name: TABLE, prefix: PREFIX, bronze }] };
   const runtime = sinkRuntimeFromEnv(
     {
-      INLET_AWS_ENDPOINT: target.endpoint,
+      [ENV.awsEndpoint]: target.endpoint,
       AWS_REGION: target.region,
-      INLET_MANIFEST_BUCKET: manifestBucket,
-      INLET_LEDGER_TABLE: ledgerTable,
-      INLET_CONFIG: JSON.stringify(config),
-      // What the construct sets for the default 15-minute sink: 6x its timeout (infra/bronze.ts).
-      INLET_SINK_QUEUE_VISIBILITY_SECONDS: String(6 * 15 * 60),
+      // The default sink's environment, through the construct's writer; its queue is never called (the
+      // nudger is replaced below).
+      ...functionEnv('sink', { manifestBucket, ledgerTable, config }),
     },
     { log: silentLog, metrics: new MemoryMetrics(), nudger: { nudge: async () => {} } },
   );

@@ -5,10 +5,10 @@
  * fakes (`memoryTarget` in targets.ts, the whole matrix in seconds) or the emulator (a smoke that crosses the adapters).
  */
 import type { PollResult } from '../../local/poller.ts';
+import type { PipelineConfigInput } from '../../shared/config/pipeline-config.ts';
+import { parsePipelineConfig } from '../../shared/config/pipeline-config.ts';
 import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
 import { Router } from '../../shared/ingestion/routing.ts';
-import type { PipelineConfigInput } from '../../shared/kernel/config.ts';
-import { parsePipelineConfig } from '../../shared/kernel/config.ts';
 import { s3Notification } from '../support/events.ts';
 import type { CrashPlan, FaultInjector } from '../support/faults.ts';
 import type { ExpectedFile, Verdict } from '../support/verdict.ts';

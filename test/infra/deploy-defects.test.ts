@@ -6,7 +6,7 @@ import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { describe, expect, it } from 'vitest';
 import { IngestionPipeline } from '../../infra/ingestion-pipeline.ts';
 import { InletStack } from '../../infra/inlet-stack.ts';
-import { parsePipelineConfig } from '../../shared/kernel/config.ts';
+import { parsePipelineConfig } from '../../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../../shared/kernel/defaults.ts';
 import { cdkApp } from './cdk-app.ts';
 

@@ -208,7 +208,7 @@ describe('IAM', () => {
       sinkReads([
         { name: 'orders', prefix: 'orders/', bronze: { format: 'json' } },
         { name: 'clicks', prefix: 'clicks/' },
-        // `bucket` is a config field (shared/kernel/config.ts) the construct's props do not declare.
+        // `bucket` is a config field (shared/config/pipeline-config.ts) the construct's props do not declare.
         { name: 'logs', prefix: 'app/', bucket: 'other-landing', bronze: { format: 'json' } } as never,
       ]),
     ).toEqual(

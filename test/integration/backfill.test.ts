@@ -24,7 +24,7 @@ import { StepFunctionsExecutor } from '../../local/step-functions/executor.ts';
 import type { BackfillSummary } from '../../shared/backfill/request.ts';
 import type { ObjectRef } from '../../shared/ingestion/model.ts';
 import { METRIC } from '../../shared/kernel/metrics.ts';
-import { OUTPUTS, RETRYABLE_ERRORS } from '../../shared/kernel/names.ts';
+import { ENV, OUTPUTS, RETRYABLE_ERRORS } from '../../shared/kernel/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import { s3Notification } from '../support/events.ts';
 import { type FaultProxy, type ProxiedRequest, slowDown } from '../support/fault-proxy.ts';
@@ -247,7 +247,7 @@ describe.skipIf(target.kind !== 'emulator')(
       // pages. The size of a page, not the number of objects, is what the run's shape depends on: this run
       // has the shape 480 objects in pages of 10 had, for half the uploads and claims.
       const { chain, last, live } = await withBackfillEnvironment(
-        { INLET_BACKFILL_PAGE_SIZE: '5' },
+        { [ENV.backfillPageSize]: '5' },
         async () => {
           const live = (async () => {
             // While the backfill lists: 19 of the same objects rewritten (live events for files the backfill
@@ -395,7 +395,7 @@ describe.skipIf(target.kind !== 'emulator')(
         if (!listings.includes(request.call)) listings.push(request.call);
         return listings.indexOf(request.call) < 2 ? slowDown() : undefined;
       };
-      const { chain, last } = await withBackfillEnvironment({ INLET_BACKFILL_PAGE_SIZE: '50' }, () =>
+      const { chain, last } = await withBackfillEnvironment({ [ENV.backfillPageSize]: '50' }, () =>
         run({ table: 'clicks', prefix: 'clicks/throttle/' }, throttled),
       );
       expect(last.status).toBe('SUCCEEDED');
@@ -433,7 +433,7 @@ describe.skipIf(target.kind !== 'emulator')(
             )
           : undefined;
       const { failed, resumed } = await withBackfillEnvironment(
-        { INLET_BACKFILL_PAGE_SIZE: '20' },
+        { [ENV.backfillPageSize]: '20' },
         async () => {
           const failed = await run({ table: 'clicks', prefix: 'clicks/fail/' }, denied);
           const cause = JSON.parse(failed.last.cause ?? '{}');

@@ -14,7 +14,7 @@ import type { Credentials } from '../../local/iam/client.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
 import type { LocalRunner } from '../../local/runner.ts';
 import { localTimings } from '../../local/timings.ts';
-import { OUTPUTS } from '../../shared/kernel/names.ts';
+import { ENV, OUTPUTS } from '../../shared/kernel/names.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
 import type { FaultProxy } from '../support/fault-proxy.ts';
 import { iamCheck } from '../support/iam.ts';
@@ -137,7 +137,7 @@ describe.skipIf(target.kind !== 'emulator')('functions run as Lambda runs them',
 
   it('a variable the function reads and its Environment lacks fails its start, as on Lambda', async () => {
     const { Environment } = await configuration();
-    const { INLET_COMMIT_QUEUE_URL: _, ...without } = Environment?.Variables ?? {};
+    const { [ENV.commitQueueUrl]: _, ...without } = Environment?.Variables ?? {};
     const failures = await brokenThenFixed(
       'orders/environment.json',
       { Environment: { Variables: without } },

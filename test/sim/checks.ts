@@ -6,6 +6,7 @@
  */
 import { batchKey, tableKey } from '../../shared/ingestion/ledger-keys.ts';
 import type { Manifest } from '../../shared/ingestion/manifest.ts';
+import { BATCH_STATE } from '../../shared/ingestion/model.ts';
 import { fileIdentity } from '../../shared/ingestion/routing.ts';
 import type { World } from './world.ts';
 
@@ -98,10 +99,10 @@ export function wedged(world: World): string[] {
   for (const item of world.db.all()) {
     if (String(item.pk).startsWith('TABLE#') && item.pending)
       found.push(`I5: ${item.pk} keeps pending ${JSON.stringify(item.pending)}`);
-    if (item.state === 'SEALED')
+    if (item.state === BATCH_STATE.sealed)
       found.push(`I5: batch ${item.table}/${item.batchId} SEALED, never committed`);
     // Its BatchCommitted event is what wakes the bronze sink (and any other consumer of the bus).
-    if (item.state === 'COMMITTED' && !item.publishedAt)
+    if (item.state === BATCH_STATE.committed && !item.publishedAt)
       found.push(`I5: batch ${item.table}/${item.batchId} COMMITTED, never published`);
   }
   return found;

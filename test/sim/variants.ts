@@ -6,7 +6,7 @@ import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronz
 import type { FileClaims, SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import type { PutIfAbsentResult } from '../../shared/ingestion/batch-store.ts';
 import type { ClaimResult } from '../../shared/ingestion/ledger.ts';
-import type { BatchRecord, FileRef, ObjectRef } from '../../shared/ingestion/model.ts';
+import { BATCH_STATE, type BatchRecord, type FileRef, type ObjectRef } from '../../shared/ingestion/model.ts';
 import {
   classifyAwsError,
   DefiniteFailureError,
@@ -46,7 +46,8 @@ class AckBusyLedger extends SimLedger {
 
   override async getBatch(table: string, batchId: string): Promise<BatchRecord | undefined> {
     const batch = await super.getBatch(table, batchId);
-    if (!batch && this.busyOwners.has(`${table}#${batchId}`)) return { table, batchId, state: 'SEALED' };
+    if (!batch && this.busyOwners.has(`${table}#${batchId}`))
+      return { table, batchId, state: BATCH_STATE.sealed };
     return batch;
   }
 }

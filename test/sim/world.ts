@@ -6,7 +6,7 @@
 import { bronzeLocation } from '../../shared/bronze/config.ts';
 import type { FileClaims, LandingCleaner, SinkCursorStore } from '../../shared/bronze/ports.ts';
 import { DEFAULT_PART_LIMITS, type PartLimits } from '../../shared/bronze/write-version.ts';
-import { type PipelineConfig, parsePipelineConfig } from '../../shared/kernel/config.ts';
+import { type PipelineConfig, parsePipelineConfig } from '../../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../../shared/kernel/defaults.ts';
 import type { Log } from '../../shared/kernel/log.ts';
 import type { MetricsSink } from '../../shared/kernel/metrics.ts';
@@ -34,8 +34,8 @@ export const TIMING = {
   sinkVisibilityMs: 540_000,
   /** The bronze tables' nudge schedule: 15 minutes / 10. */
   sinkNudgeEveryMs: 90_000,
-  /** The sink's visibility lease (DEFAULTS.sinkLeaseSeconds / 10), extended every third of it. */
-  sinkLeaseMs: DEFAULTS.sinkLeaseSeconds * 100,
+  /** The sink's visibility lease (DEFAULTS.sink.leaseSeconds / 10), extended every third of it. */
+  sinkLeaseMs: DEFAULTS.sink.leaseSeconds * 100,
 } as const;
 
 /**

@@ -5,6 +5,11 @@ import type { AwsClients } from '../../local/aws/clients.ts';
 import { queueDepth } from '../../local/aws/queue-depth.ts';
 import { type PollResult, pollOnce } from '../../local/poller.ts';
 import type { CfnTemplate } from '../../local/synth.ts';
+import {
+  type PipelineConfig,
+  type PipelineConfigInput,
+  parsePipelineConfig,
+} from '../../shared/config/pipeline-config.ts';
 import { DynamoDbLedger } from '../../shared/ingestion/aws/dynamodb-ledger.ts';
 import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
 import { SqsCommitQueue } from '../../shared/ingestion/aws/sqs-commit-queue.ts';
@@ -20,11 +25,6 @@ import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
 import type { Manifest } from '../../shared/ingestion/manifest.ts';
 import { commitsInFlight, sweepStale } from '../../shared/ingestion/sweep.ts';
 import type { AwsTarget } from '../../shared/kernel/aws/target.ts';
-import {
-  type PipelineConfig,
-  type PipelineConfigInput,
-  parsePipelineConfig,
-} from '../../shared/kernel/config.ts';
 import type { Log } from '../../shared/kernel/log.ts';
 import { MemoryMetrics } from '../../shared/kernel/metrics.ts';
 import { testTarget } from './aws.ts';

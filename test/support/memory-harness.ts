@@ -9,6 +9,11 @@
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { PollResult } from '../../local/poller.ts';
+import {
+  type PipelineConfig,
+  type PipelineConfigInput,
+  parsePipelineConfig,
+} from '../../shared/config/pipeline-config.ts';
 import type {
   BatchCommittedEvent,
   BatchStore,
@@ -20,11 +25,6 @@ import { makeCommitterHandler } from '../../shared/ingestion/committer-handler.t
 import type { Ledger, LedgerQueries } from '../../shared/ingestion/ledger.ts';
 import type { Manifest } from '../../shared/ingestion/manifest.ts';
 import { commitsInFlight, sweepStale } from '../../shared/ingestion/sweep.ts';
-import {
-  type PipelineConfig,
-  type PipelineConfigInput,
-  parsePipelineConfig,
-} from '../../shared/kernel/config.ts';
 import { classifyAwsError } from '../../shared/kernel/errors.ts';
 import type { Log } from '../../shared/kernel/log.ts';
 import { MemoryMetrics } from '../../shared/kernel/metrics.ts';

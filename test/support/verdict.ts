@@ -1,6 +1,6 @@
+import type { PipelineConfig } from '../../shared/config/pipeline-config.ts';
 import type { Ledger } from '../../shared/ingestion/ledger.ts';
 import type { Manifest } from '../../shared/ingestion/manifest.ts';
-import type { PipelineConfig } from '../../shared/kernel/config.ts';
 
 export interface ExpectedFile {
   readonly table: string;

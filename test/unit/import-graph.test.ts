@@ -139,6 +139,23 @@ describe('the import graph', () => {
     ]);
   });
 
+  it('kernel/ imports no feature folder: what every feature uses depends on none of them', () => {
+    const reached = tsFiles('shared/kernel')
+      .flatMap(edges)
+      .filter((e) => e.to.startsWith('shared/') && !e.to.startsWith('shared/kernel/'))
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(reached).toEqual([]);
+  });
+
+  it('the features name the pipeline configuration (shared/config/) by its types only: it composes them, not they it', () => {
+    const loaded = tsFiles('shared')
+      .filter((f) => !f.startsWith('shared/config/') && !isRuntime(f))
+      .flatMap(edges)
+      .filter((e) => e.to.startsWith('shared/config/') && !e.typeOnly)
+      .map((e) => `${e.from} -> ${e.to}`);
+    expect(loaded).toEqual([]);
+  });
+
   it('only the AWS adapters (shared/*/aws/) and the composition roots (shared/runtime/) import the AWS SDK', () => {
     const sdk = PRODUCT.flatMap(tsFiles)
       .flatMap(edges)

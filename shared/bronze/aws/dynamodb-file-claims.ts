@@ -1,6 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { batchKey, fileKey } from '../../ingestion/ledger-keys.ts';
+import { BATCH_STATE } from '../../ingestion/model.ts';
 import { classifyAwsError } from '../../kernel/errors.ts';
 import type { FileClaims } from '../ports.ts';
 
@@ -27,7 +28,7 @@ export class DynamoDbFileClaims implements FileClaims {
     const remembered = this.versions.get(`${table}#${batchId}`);
     if (remembered !== undefined) return remembered;
     const batch = await this.get(batchKey(table, batchId), 'read batch');
-    if (batch?.state !== 'COMMITTED' || typeof batch.version !== 'number') return undefined;
+    if (batch?.state !== BATCH_STATE.committed || typeof batch.version !== 'number') return undefined;
     if (this.versions.size >= REMEMBERED_BATCHES) this.versions.clear();
     this.versions.set(`${table}#${batchId}`, batch.version);
     return batch.version;

@@ -46,7 +46,14 @@ import {
   SEALED_INDEX,
   tableKey,
 } from '../ledger-keys.ts';
-import type { BatchRecord, FileRef, PendingVersion, QuarantineEntry, TableRecord } from '../model.ts';
+import {
+  BATCH_STATE,
+  type BatchRecord,
+  type FileRef,
+  type PendingVersion,
+  type QuarantineEntry,
+  type TableRecord,
+} from '../model.ts';
 
 export interface DynamoDbLedgerOptions {
   readonly client: DynamoDBClient;
@@ -210,12 +217,18 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       await this.doc.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...batchKey(table, batchId), table, batchId, state: 'ABORTED', abortedBy: byBatchId },
+          Item: {
+            ...batchKey(table, batchId),
+            table,
+            batchId,
+            state: BATCH_STATE.aborted,
+            abortedBy: byBatchId,
+          },
           // Fence: once BATCH#B is ABORTED its batcher can never seal it (the seal needs the item absent), so
           // it can never publish a list naming a file we move. Fails if B got SEALED first: then it owns them.
           ConditionExpression: 'attribute_not_exists(pk) OR #state = :aborted',
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':aborted': 'ABORTED' },
+          ExpressionAttributeValues: { ':aborted': BATCH_STATE.aborted },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
@@ -223,7 +236,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     } catch (error) {
       if (isConditionFailure(error)) {
         const batch = error.Item ? toBatch(unmarshall(error.Item)) : await this.getBatch(table, batchId);
-        if (batch && batch.state !== 'ABORTED') return { kind: 'batch-live', batch };
+        if (batch && batch.state !== BATCH_STATE.aborted) return { kind: 'batch-live', batch };
       }
       throw classifyAwsError('fence batch', error);
     }
@@ -268,7 +281,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
           Item: {
             ...batchKey(request.table, request.batchId),
             ...request,
-            state: 'SEALED',
+            state: BATCH_STATE.sealed,
             [SEALED_INDEX.partitionKey]: request.table,
           },
           // A takeover wrote ABORTED first: this batch is fenced and must not be published.
@@ -281,7 +294,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       if (isConditionFailure(error)) {
         const state = error.Item ? (unmarshall(error.Item).state as string) : 'UNKNOWN';
         // An SDK retry of our own successful seal finds SEALED: that is success.
-        if (state === 'SEALED' || state === 'COMMITTED') return { kind: 'sealed' };
+        if (state === BATCH_STATE.sealed || state === BATCH_STATE.committed) return { kind: 'sealed' };
         return { kind: 'fenced', state };
       }
       throw classifyAwsError('seal batch', error);
@@ -334,7 +347,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
               Key: batchKey(table, batchId),
               ConditionExpression: '#state = :sealed',
               ExpressionAttributeNames: { '#state': 'state' },
-              ExpressionAttributeValues: { ':sealed': 'SEALED' },
+              ExpressionAttributeValues: { ':sealed': BATCH_STATE.sealed },
             },
           })),
         ],
@@ -393,8 +406,8 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
               ConditionExpression: '#state = :sealed',
               ExpressionAttributeNames: { '#state': 'state' },
               ExpressionAttributeValues: {
-                ':committed': 'COMMITTED',
-                ':sealed': 'SEALED',
+                ':committed': BATCH_STATE.committed,
+                ':sealed': BATCH_STATE.sealed,
                 ':v': pending.version,
                 ':at': pending.reservedAt,
               },
@@ -409,7 +422,8 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         // Refused because it happened already (our own earlier attempt, or a committer finishing our
         // reservation), or maybe applied: the batch item says which.
         const batch = await this.getBatch(table, pending.batchId);
-        if (batch?.state === 'COMMITTED' && batch.version === pending.version) return 'already-committed';
+        if (batch?.state === BATCH_STATE.committed && batch.version === pending.version)
+          return 'already-committed';
       }
       throw failure;
     }
@@ -425,7 +439,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
           UpdateExpression: 'SET publishedAt = :at REMOVE #sealedTable',
           ConditionExpression: '#state = :committed',
           ExpressionAttributeNames: { '#state': 'state', '#sealedTable': SEALED_INDEX.partitionKey },
-          ExpressionAttributeValues: { ':at': at, ':committed': 'COMMITTED' },
+          ExpressionAttributeValues: { ':at': at, ':committed': BATCH_STATE.committed },
         }),
       ),
     );
@@ -589,7 +603,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     for await (const page of this.pages('list sealed for commit', query)) {
       for (const item of page.Items ?? []) {
         const batch = toBatch(item);
-        if (batch.state === 'SEALED' && found.length < limit) found.push(batch);
+        if (batch.state === BATCH_STATE.sealed && found.length < limit) found.push(batch);
       }
       if (found.length >= limit || ++pages >= MAX_SEALED_QUERY_PAGES) break;
     }

@@ -34,6 +34,3 @@ export class EventBridgePublisher implements EventPublisher {
       );
   }
 }
-
-/** For setups without an event bus (local mode without EventBridge, tests). */
-export const noEvents: EventPublisher = { batchCommitted: async () => {} };

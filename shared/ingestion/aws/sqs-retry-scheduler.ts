@@ -1,6 +1,11 @@
 import { ChangeMessageVisibilityBatchCommand, GetQueueUrlCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { VisibilityRefusedError } from '../../kernel/errors.ts';
-import type { MessageVisibility, RefusedVisibility, RetryLater, RetryScheduler } from '../batch-store.ts';
+import type {
+  MessageVisibility,
+  RefusedVisibility,
+  RetryLater,
+  RetryScheduler,
+} from '../../kernel/message-visibility.ts';
 
 /** SQS's ceiling for a visibility timeout: 12 hours. */
 const MAX_VISIBILITY_SECONDS = 43_200;

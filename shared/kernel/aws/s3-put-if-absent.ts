@@ -1,6 +1,6 @@
 import { PutObjectCommand, type PutObjectCommandInput, type S3Client } from '@aws-sdk/client-s3';
-import type { PutIfAbsentResult } from '../../ingestion/batch-store.ts';
 import { classifyAwsError } from '../errors.ts';
+import type { PutIfAbsentResult } from '../put-if-absent.ts';
 
 const status = (error: unknown) =>
   (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;

@@ -1,3 +1,5 @@
+import { ENV } from '../names.ts';
+
 /**
  * Where the AWS SDK clients point. One switch for the whole project so the same code and the same
  * integration suite run against moto, LocalStack or a real account.
@@ -39,7 +41,9 @@ export function emulatorTarget(
  * The standard credential variables, as Lambda sets them for a function's role: against an emulator they say
  * which function is calling (the IAM check maps each access key id to a role), instead of the fixed `test`.
  */
-function credentialsFromEnv(env: NodeJS.ProcessEnv): EmulatorCredentials | undefined {
+function credentialsFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): EmulatorCredentials | undefined {
   if (!env.AWS_ACCESS_KEY_ID || !env.AWS_SECRET_ACCESS_KEY) return undefined;
   return {
     accessKeyId: env.AWS_ACCESS_KEY_ID,
@@ -49,13 +53,15 @@ function credentialsFromEnv(env: NodeJS.ProcessEnv): EmulatorCredentials | undef
 }
 
 /** Reads the target from the environment; `undefined` when nothing says where to go. */
-export function targetFromEnv(env: NodeJS.ProcessEnv = process.env): AwsTarget | undefined {
+export function targetFromEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): AwsTarget | undefined {
   const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
-  if (env.INLET_AWS_ENDPOINT)
-    return emulatorTarget(env.INLET_AWS_ENDPOINT, region ?? DEFAULT_EMULATOR_REGION, credentialsFromEnv(env));
-  if (env.INLET_AWS_TARGET === 'localstack')
+  const endpoint = env[ENV.awsEndpoint];
+  if (endpoint) return emulatorTarget(endpoint, region ?? DEFAULT_EMULATOR_REGION, credentialsFromEnv(env));
+  if (env[ENV.awsTarget] === 'localstack')
     return emulatorTarget(LOCALSTACK_ENDPOINT, region ?? DEFAULT_EMULATOR_REGION, credentialsFromEnv(env));
-  if (env.INLET_AWS_TARGET === 'aws') return region ? { kind: 'aws', region } : { kind: 'aws' };
+  if (env[ENV.awsTarget] === 'aws') return region ? { kind: 'aws', region } : { kind: 'aws' };
   return undefined;
 }
 

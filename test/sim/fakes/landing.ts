@@ -14,7 +14,7 @@ import type {
   LandingCleaner,
 } from '../../../shared/bronze/ports.ts';
 import { batchKey, fileKey } from '../../../shared/ingestion/ledger-keys.ts';
-import type { ObjectRef } from '../../../shared/ingestion/model.ts';
+import { BATCH_STATE, type ObjectRef } from '../../../shared/ingestion/model.ts';
 import { classifyAwsError } from '../../../shared/kernel/errors.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Worker } from '../scheduler.ts';
@@ -100,7 +100,7 @@ export class SimFileClaims implements FileClaims {
         const batchId = this.ctx.db.get(fileKey(table, identity))?.batchId as string | undefined;
         if (!batchId) return undefined;
         const batch = this.ctx.db.get(batchKey(table, batchId));
-        return batch?.state === 'COMMITTED' ? (batch.version as number) : undefined;
+        return batch?.state === BATCH_STATE.committed ? (batch.version as number) : undefined;
       });
     } catch (error) {
       throw (this.ctx.classify ?? classifyAwsError)('read file claim', error);

@@ -25,12 +25,13 @@ import {
   quarantinePartitions,
   tableKey,
 } from '../../../shared/ingestion/ledger-keys.ts';
-import type {
-  BatchRecord,
-  FileRef,
-  PendingVersion,
-  QuarantineEntry,
-  TableRecord,
+import {
+  BATCH_STATE,
+  type BatchRecord,
+  type FileRef,
+  type PendingVersion,
+  type QuarantineEntry,
+  type TableRecord,
 } from '../../../shared/ingestion/model.ts';
 import {
   classifyAwsError,
@@ -168,8 +169,8 @@ export class SimLedger implements Ledger, LedgerQueries {
       await this.send(`fenceBatch ${table}/${batchId} by ${byBatchId}`, () =>
         this.write({
           key: batchKey(table, batchId),
-          condition: (old) => old === undefined || old.state === 'ABORTED',
-          write: () => ({ table, batchId, state: 'ABORTED', abortedBy: byBatchId }),
+          condition: (old) => old === undefined || old.state === BATCH_STATE.aborted,
+          write: () => ({ table, batchId, state: BATCH_STATE.aborted, abortedBy: byBatchId }),
           returnOldOnFailure: true,
         }),
       );
@@ -178,7 +179,7 @@ export class SimLedger implements Ledger, LedgerQueries {
       if (named(error, 'ConditionalCheckFailedException')) {
         const old = (error as { Item?: Item }).Item;
         const batch = old ? toBatch(old) : await this.getBatch(table, batchId);
-        if (batch && batch.state !== 'ABORTED') return { kind: 'batch-live', batch };
+        if (batch && batch.state !== BATCH_STATE.aborted) return { kind: 'batch-live', batch };
       }
       throw this.classify('fence batch', error);
     }
@@ -217,7 +218,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         this.write({
           key: batchKey(request.table, request.batchId),
           condition: (old) => old === undefined,
-          write: () => ({ ...request, state: 'SEALED', sealedTable: request.table }),
+          write: () => ({ ...request, state: BATCH_STATE.sealed, sealedTable: request.table }),
           returnOldOnFailure: true,
         }),
       );
@@ -225,7 +226,7 @@ export class SimLedger implements Ledger, LedgerQueries {
     } catch (error) {
       if (named(error, 'ConditionalCheckFailedException')) {
         const state = ((error as { Item?: Item }).Item?.state as string | undefined) ?? 'UNKNOWN';
-        if (state === 'SEALED' || state === 'COMMITTED') return { kind: 'sealed' };
+        if (state === BATCH_STATE.sealed || state === BATCH_STATE.committed) return { kind: 'sealed' };
         return { kind: 'fenced', state };
       }
       throw this.classify('seal batch', error);
@@ -247,7 +248,7 @@ export class SimLedger implements Ledger, LedgerQueries {
 
   /** The reservation's guard on the batch; a broken variant drops it. */
   protected batchMustBeSealed(old: Item | undefined): boolean {
-    return old?.state === 'SEALED';
+    return old?.state === BATCH_STATE.sealed;
   }
 
   async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
@@ -313,11 +314,11 @@ export class SimLedger implements Ledger, LedgerQueries {
             // adapter: the sweeper finds a committed version whose event failed there.
             ...reservedBatchIds(pending).map((batchId) => ({
               key: batchKey(table, batchId),
-              condition: (old: Item | undefined) => old?.state === 'SEALED',
+              condition: (old: Item | undefined) => old?.state === BATCH_STATE.sealed,
               write: (old: Item | undefined) => {
                 return {
                   ...old,
-                  state: 'COMMITTED',
+                  state: BATCH_STATE.committed,
                   version: pending.version,
                   committedAt: pending.reservedAt,
                 };
@@ -332,7 +333,8 @@ export class SimLedger implements Ledger, LedgerQueries {
       const failure = this.classify('finalize commit', error);
       if (named(error, 'TransactionCanceledException') || failure instanceof UnknownOutcomeError) {
         const batch = await this.getBatch(table, pending.batchId);
-        if (batch?.state === 'COMMITTED' && batch.version === pending.version) return 'already-committed';
+        if (batch?.state === BATCH_STATE.committed && batch.version === pending.version)
+          return 'already-committed';
       }
       throw failure;
     }
@@ -342,7 +344,7 @@ export class SimLedger implements Ledger, LedgerQueries {
     await this.call(`markPublished ${table}/${batchId}`, () =>
       this.write({
         key: batchKey(table, batchId),
-        condition: (old) => old?.state === 'COMMITTED',
+        condition: (old) => old?.state === BATCH_STATE.committed,
         write: (old) => {
           const { sealedTable: _, ...rest } = old ?? {};
           return { ...rest, publishedAt: at };
@@ -367,7 +369,7 @@ export class SimLedger implements Ledger, LedgerQueries {
     return this.call('list sealed for commit', () =>
       this.ctx.db
         .all()
-        .filter((i) => i.sealedTable === table && i.state === 'SEALED')
+        .filter((i) => i.sealedTable === table && i.state === BATCH_STATE.sealed)
         .sort((a, b) => (a.sealedAt as number) - (b.sealedAt as number))
         .slice(0, limit)
         .map(toBatch),

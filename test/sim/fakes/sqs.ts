@@ -9,16 +9,18 @@ import type {
   BatchCommittedEvent,
   CommitQueue,
   EventPublisher,
-  MessageVisibility,
-  RefusedVisibility,
-  RetryLater,
-  RetryScheduler,
 } from '../../../shared/ingestion/batch-store.ts';
 import {
   classifyAwsError,
   UnknownOutcomeError,
   VisibilityRefusedError,
 } from '../../../shared/kernel/errors.ts';
+import type {
+  MessageVisibility,
+  RefusedVisibility,
+  RetryLater,
+  RetryScheduler,
+} from '../../../shared/kernel/message-visibility.ts';
 import { type Aws, sdkError } from '../faults.ts';
 import type { Rng, Scheduler, Worker } from '../scheduler.ts';
 import type { Classify } from './ledger.ts';

@@ -3,10 +3,10 @@ import { backfillRecord, encodeNotificationKey } from '../../../shared/backfill/
 import { continuationName } from '../../../shared/backfill/backfill.ts';
 import { RETRYABLE_ERRORS, taskError } from '../../../shared/backfill/backfill-handler.ts';
 import { InvalidBackfillInput, planBackfill } from '../../../shared/backfill/request.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import { decodeNotificationKey } from '../../../shared/ingestion/notification-key.ts';
 import { parseMessage } from '../../../shared/ingestion/parse-message.ts';
 import { Router } from '../../../shared/ingestion/routing.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { DefiniteFailureError, UnknownOutcomeError } from '../../../shared/kernel/errors.ts';
 
 const config = parsePipelineConfig({

@@ -16,9 +16,9 @@ import {
 import type { ListPage, ListRequest, ObjectLister, PrefixRequest } from '../../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../../shared/backfill/request.ts';
 import { fitPartitions } from '../../../shared/backfill/state-size.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Ledger } from '../../../shared/ingestion/ledger.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { DefiniteFailureError } from '../../../shared/kernel/errors.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 import { writeInventoryReport } from '../../support/inventory.ts';

@@ -7,8 +7,8 @@ import { type BackfillTask, makeBackfillHandler } from '../../../shared/backfill
 import type { InventoryManifest } from '../../../shared/backfill/inventory-report.ts';
 import type { InventoryReader, ListPage, ObjectLister } from '../../../shared/backfill/ports.ts';
 import type { BackfillSummary } from '../../../shared/backfill/request.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Ledger } from '../../../shared/ingestion/ledger.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { DefiniteFailureError } from '../../../shared/kernel/errors.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { S3ObjectLister } from '../../../shared/backfill/aws/s3-lister.ts';
 import type { BackfillDeps } from '../../../shared/backfill/backfill.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Ledger } from '../../../shared/ingestion/ledger.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 import { drive } from './drive.ts';
 import { type FakeVersion, type MarkerReading, versionsS3 } from './s3-versions-fake.ts';

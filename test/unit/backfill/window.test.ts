@@ -4,7 +4,8 @@ import { S3InventoryReader } from '../../../shared/backfill/aws/s3-inventory-rea
 import { parseCsvLine } from '../../../shared/backfill/inventory-report.ts';
 import { keyTimeSchema, prefixesInWindow } from '../../../shared/backfill/key-time.ts';
 import { planBackfill } from '../../../shared/backfill/request.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
+import { DEFAULTS } from '../../../shared/kernel/defaults.ts';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
 import { ALL_VERSIONS_COLUMNS } from '../../support/inventory.ts';
 import { inventoryS3 } from './inventory-s3-fake.ts';
@@ -52,6 +53,27 @@ describe('reconcile window prefixes (keys with a time pattern)', () => {
     expect(
       planBackfill({ table: 'orders' }, config, 'landing', execution).plan.windowPrefixes,
     ).toBeUndefined();
+  });
+});
+
+describe('reconcile settle', () => {
+  it("a reconcile request without settleSeconds leaves out the construct's default settle, as its schedule would", () => {
+    const config = parsePipelineConfig({ tables: [{ name: 'orders', prefix: 'orders/' }] });
+    const execution = { name: 'r', startTime: '2026-11-30T12:00:00.000Z' };
+    const plan = (settleSeconds?: number) =>
+      planBackfill(
+        {
+          table: 'orders',
+          mode: 'reconcile',
+          lookbackSeconds: 7200,
+          ...(settleSeconds === undefined ? {} : { settleSeconds }),
+        },
+        config,
+        'landing',
+        execution,
+      ).plan;
+    expect(plan().modifiedBefore).toBeDefined();
+    expect(plan().modifiedBefore).toBe(plan(DEFAULTS.reconcileSettleMinutes * 60).modifiedBefore);
   });
 });
 

@@ -12,8 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointWriter } from '../../../shared/bronze/checkpoint.ts';
 import type { AddAction } from '../../../shared/bronze/log-state.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
 

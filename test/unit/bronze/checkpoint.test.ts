@@ -4,8 +4,8 @@ import { applyCommit, emptyLogState } from '../../../shared/bronze/log-state.ts'
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { checkpointDue, loadSnapshot, writeCheckpoint } from '../../../shared/bronze/snapshot.ts';
 import { readBronzeTable } from '../../../shared/bronze/table-state.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
 

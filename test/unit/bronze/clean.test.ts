@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { DEFAULT_PART_LIMITS } from '../../../shared/bronze/write-version.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import type { ConfigError } from '../../../shared/kernel/errors.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';

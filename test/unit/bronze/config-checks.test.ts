@@ -1,7 +1,7 @@
 // Configurations where one table's Delta table, archive or cleanSource reaches another table's files are
 // refused at synth and at start-up, every problem at once.
 import { describe, expect, it } from 'vitest';
-import { type PipelineConfigInput, parsePipelineConfig } from '../../../shared/kernel/config.ts';
+import { type PipelineConfigInput, parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { ConfigError } from '../../../shared/kernel/errors.ts';
 
 type Table = PipelineConfigInput['tables'][number];

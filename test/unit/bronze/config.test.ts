@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bronzeLocation } from '../../../shared/bronze/config.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
 
 describe('bronze table config', () => {

@@ -8,8 +8,8 @@ import { comparePositions, positionOf, sinkAppId } from '../../../shared/bronze/
 import { applyCommit, emptyLogState } from '../../../shared/bronze/log-state.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { DEFAULT_PART_LIMITS, type PartLimits } from '../../../shared/bronze/write-version.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
 

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { ReadIdentity } from '../../../shared/bronze/ports.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { loadSnapshot } from '../../../shared/bronze/snapshot.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
 

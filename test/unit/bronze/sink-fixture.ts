@@ -7,9 +7,9 @@ import type {
 } from '../../../shared/bronze/ports.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import type { PartLimits } from '../../../shared/bronze/write-version.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { NewColumnsError } from '../../../shared/bronze/errors.ts';
 import { makeSinkHandler } from '../../../shared/bronze/sink-handler.ts';
-import type { MessageVisibility, RetryLater } from '../../../shared/ingestion/batch-store.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { InletError } from '../../../shared/kernel/errors.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
+import type { MessageVisibility, RetryLater } from '../../../shared/kernel/message-visibility.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './memory.ts';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CleanOutcome, LandingCleaner, SinkCursor } from '../../../shared/bronze/ports.ts';
 import { makeSinkHandler } from '../../../shared/bronze/sink-handler.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { type Log, silentLog } from '../../../shared/kernel/log.ts';
 import { METRIC, MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './memory.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import { tailVersions } from '../../../shared/ingestion/manifest-tail.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
 

@@ -8,13 +8,13 @@ import type { SQSRecord } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { VisibilityLease } from '../../../shared/bronze/visibility-lease.ts';
 import { SqsRetryScheduler } from '../../../shared/ingestion/aws/sqs-retry-scheduler.ts';
+import { VisibilityRefusedError } from '../../../shared/kernel/errors.ts';
+import type { Log } from '../../../shared/kernel/log.ts';
 import type {
   MessageVisibility,
   RefusedVisibility,
   RetryLater,
-} from '../../../shared/ingestion/batch-store.ts';
-import { VisibilityRefusedError } from '../../../shared/kernel/errors.ts';
-import type { Log } from '../../../shared/kernel/log.ts';
+} from '../../../shared/kernel/message-visibility.ts';
 import { sinkEvent } from './memory.ts';
 
 const ARN = 'arn:aws:sqs:us-east-1:000000000000:sink.fifo';

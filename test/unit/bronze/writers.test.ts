@@ -11,8 +11,8 @@ import type { TableSchema } from '../../../shared/bronze/schema.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { loadSnapshot } from '../../../shared/bronze/snapshot.ts';
 import { protocolChange, protocolProblems } from '../../../shared/bronze/table-features.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { liveRows, MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
 

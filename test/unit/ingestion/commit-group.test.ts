@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_GROUP_LIMITS,
-  groupLimitsFromEnv,
-  selectGroup,
-} from '../../../shared/ingestion/commit-group.ts';
+import { DEFAULT_GROUP_LIMITS, selectGroup } from '../../../shared/ingestion/commit-group.ts';
 import { buildManifest } from '../../../shared/ingestion/manifest.ts';
 import type { BatchRecord } from '../../../shared/ingestion/model.ts';
 
@@ -50,21 +46,6 @@ describe('selectGroup', () => {
     expect(selectGroup(batch('R', 1, 1), waiting, { ...DEFAULT_GROUP_LIMITS, maxBatches: 1 })).toHaveLength(
       1,
     );
-  });
-});
-
-describe('groupLimitsFromEnv', () => {
-  it('defaults, reads, and refuses every bad value at once', () => {
-    expect(groupLimitsFromEnv({})).toEqual(DEFAULT_GROUP_LIMITS);
-    expect(
-      groupLimitsFromEnv({ INLET_COMMIT_MAX_BATCHES: '1', INLET_COMMIT_MAX_FILES: '500' }),
-    ).toMatchObject({
-      maxBatches: 1,
-      maxFiles: 500,
-    });
-    expect(() =>
-      groupLimitsFromEnv({ INLET_COMMIT_MAX_BATCHES: '100', INLET_COMMIT_MAX_BYTES: '-1' }),
-    ).toThrow(/INLET_COMMIT_MAX_BATCHES must be an integer from 1 to 99.*INLET_COMMIT_MAX_BYTES/);
   });
 });
 

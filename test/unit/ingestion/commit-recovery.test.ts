@@ -1,6 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { BatchStore, RetryLater } from '../../../shared/ingestion/batch-store.ts';
+import type { BatchStore } from '../../../shared/ingestion/batch-store.ts';
 import { CommitBatch, type CommitDeps } from '../../../shared/ingestion/commit-batch.ts';
 import {
   HANDOVER_AFTER_RECEIVES,
@@ -12,6 +12,7 @@ import {
   StagedListMissingError,
   ThrottledError,
 } from '../../../shared/kernel/errors.ts';
+import type { RetryLater } from '../../../shared/kernel/message-visibility.ts';
 import { fakeTarget } from '../../contract/fake-target.ts';
 
 const file = (key: string) => ({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { ObjectRef } from '../../../shared/ingestion/model.ts';
 import { fileIdentity, parseIdentity, Router } from '../../../shared/ingestion/routing.ts';
-import { parsePipelineConfig } from '../../../shared/kernel/config.ts';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
 
 const object = (key: string, extra: Partial<ObjectRef> = {}): ObjectRef => ({

@@ -1,59 +1,62 @@
 import { describe, expect, it } from 'vitest';
 import type { Ledger } from '../../../shared/ingestion/ledger.ts';
-import { makeSweeperHandler, sweeperSettingsFromEnv } from '../../../shared/ingestion/sweeper-handler.ts';
-import { ConfigError } from '../../../shared/kernel/errors.ts';
+import { sweepStale } from '../../../shared/ingestion/sweep.ts';
+import { makeSweeperHandler } from '../../../shared/ingestion/sweeper-handler.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
+import { SERVICE } from '../../../shared/kernel/names.ts';
+import { sweeperRuntimeFromEnv } from '../../../shared/runtime/pipeline.ts';
+import { functionEnv } from '../../support/function-env.ts';
+
+/** The sweeper's settings as its runtime reads them from the environment the construct writes. */
+const settings = (env: Record<string, string> = {}) =>
+  sweeperRuntimeFromEnv(SERVICE.sweeper, { ...functionEnv('sweeper'), ...env }).settings;
 
 const silent = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 
 describe('sweeper handler', () => {
-  it('reads its settings through a schema, with defaults', () => {
-    expect(sweeperSettingsFromEnv({})).toEqual({
-      staleAfterMs: 300_000,
-      maxResends: 2000,
-      marginMs: 10_000,
-      budgetMs: 50_000,
-      pageSize: 1000,
-    });
-    expect(sweeperSettingsFromEnv({ INLET_STALE_AFTER_SECONDS: '60' }).staleAfterMs).toBe(60_000);
-  });
-
-  it('refuses a setting that is not a positive integer, naming it', () => {
-    expect(() => sweeperSettingsFromEnv({ INLET_SWEEP_MAX_RESENDS: 'lots' })).toThrow(ConfigError);
-    expect(() => sweeperSettingsFromEnv({ INLET_STALE_AFTER_SECONDS: '-5' })).toThrow(
-      /INLET_STALE_AFTER_SECONDS/,
-    );
-  });
-
   it("stops before the Lambda's own timeout: the budget is the remaining time minus the margin", async () => {
-    let clock = 0;
-    let pages = 0;
-    // An index that never ends, each page costing 1 s: only the budget stops the scan.
-    const ledger = {
-      scanSealedIndex: async () => {
-        pages += 1;
-        clock += 1000;
-        return { batches: [], nextKey: { page: pages } };
-      },
-      getTable: async () => ({ table: 't', head: 0, files: 0, bytes: 0 }),
-    } as unknown as Ledger;
-    const metrics = new MemoryMetrics();
-    const handler = makeSweeperHandler(
-      {
-        ledger,
-        commitQueue: { requestCommit: async () => {}, requestCommits: async () => [] },
-        log: silent,
-        now: () => clock,
-        metrics,
-      },
-      sweeperSettingsFromEnv({ INLET_SWEEP_MARGIN_SECONDS: '10' }),
-    );
+    const index = endlessIndex();
+    const handler = makeSweeperHandler(index.deps, settings({ INLET_SWEEP_MARGIN_SECONDS: '10' }));
 
     const result = await handler({}, { getRemainingTimeInMillis: () => 30_000 });
 
     // 20 s of budget, half of it for the scan: 10 pages, then it gives up for this run.
-    expect(pages).toBe(10);
+    expect(index.pages()).toBe(10);
     expect(result.complete).toBe(false);
-    expect(clock).toBeLessThanOrEqual(20_000);
+    expect(index.clock()).toBeLessThanOrEqual(20_000);
+  });
+
+  it('one sweep budget: a sweep given no limits (the simulation, the harnesses) stops where the sweeper with no Lambda context does', async () => {
+    const bySweeper = endlessIndex();
+    await makeSweeperHandler(bySweeper.deps, settings())();
+    const byDefault = endlessIndex();
+    await sweepStale(byDefault.deps, 300_000);
+
+    expect(byDefault.pages()).toBe(bySweeper.pages());
   });
 });
+
+/** An index that never ends, each page costing 1 s: only the budget stops the scan. */
+function endlessIndex() {
+  let clock = 0;
+  let pages = 0;
+  const ledger = {
+    scanSealedIndex: async () => {
+      pages += 1;
+      clock += 1000;
+      return { batches: [], nextKey: { page: pages } };
+    },
+    getTable: async () => ({ table: 't', head: 0, files: 0, bytes: 0 }),
+  } as unknown as Ledger;
+  return {
+    deps: {
+      ledger,
+      commitQueue: { requestCommit: async () => {}, requestCommits: async () => [] },
+      log: silent,
+      now: () => clock,
+      metrics: new MemoryMetrics(),
+    },
+    pages: () => pages,
+    clock: () => clock,
+  };
+}

@@ -1,12 +1,11 @@
 import { keyTimeSchema } from '../backfill/key-time.ts';
 import { bronzeConfigSchema } from '../bronze/config.ts';
 import { bronzeProblems, type KnownBuckets } from '../bronze/config-checks.ts';
-import { DEFAULTS } from './defaults.ts';
-import { ConfigError } from './errors.ts';
-import * as z from './zod.ts';
-import { issueLines } from './zod.ts';
-
-export const DEFAULT_IGNORE_GLOBS = ['**/_temporary/**', '**/*.tmp', '**/.*'] as const;
+import { DEFAULTS } from '../kernel/defaults.ts';
+import { ConfigError } from '../kernel/errors.ts';
+import { ENV } from '../kernel/names.ts';
+import * as z from '../kernel/zod.ts';
+import { issueLines } from '../kernel/zod.ts';
 
 export const tableName = z
   .string()
@@ -42,7 +41,7 @@ export const tableConfigSchema = z.object({
 
 export const pipelineConfigSchema = z.object({
   tables: z.array(tableConfigSchema).check(z.minLength(1, 'at least one table is required')),
-  ignoreGlobs: z._default(z.array(z.string()), [...DEFAULT_IGNORE_GLOBS]),
+  ignoreGlobs: z._default(z.array(z.string()), [...DEFAULTS.ignoreGlobs]),
   /** How long a claim blocks other batchers; must exceed the batcher's timeout. */
   leaseSeconds: z._default(z.int().check(z.positive()), DEFAULTS.leaseSeconds),
   /** Parallel claim writes per invocation. */
@@ -84,29 +83,28 @@ export function parsePipelineConfig(input: unknown, buckets: KnownBuckets = {}):
   return result.data;
 }
 
-/** Reads INLET_CONFIG (JSON) from the environment: how Lambda functions get their configuration. */
-export function configFromEnv(env: NodeJS.ProcessEnv = process.env): PipelineConfig {
-  const raw = env.INLET_CONFIG;
-  if (!raw) throw new ConfigError(['INLET_CONFIG is not set']);
+/** The configuration as the functions carry it, JSON: a ConfigError lists every problem, as for the object. */
+export function parsePipelineConfigJson(raw: string): PipelineConfig {
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch (error) {
-    throw new ConfigError([`INLET_CONFIG is not JSON: ${(error as Error).message}`]);
+    throw new ConfigError([`is not JSON: ${(error as Error).message}`]);
   }
   return parsePipelineConfig(parsed);
 }
 
-/** A variable the function cannot run without (set by infra/functions.ts): missing, it is a ConfigError. */
-export function requiredEnv(env: NodeJS.ProcessEnv, name: string): string {
-  const value = env[name];
-  if (!value) throw new ConfigError([`${name}: environment variable is not set`]);
-  return value;
-}
-
-/** A whole number of at least 1, or the fallback when unset; anything else is a ConfigError. */
-export function positiveIntEnv(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const value = env[name] === undefined ? fallback : Number(env[name]);
-  if (!Number.isInteger(value) || value < 1) throw new ConfigError([`${name}: must be a positive integer`]);
-  return value;
+/**
+ * The configuration a function's environment carries (`ENV.config`): local mode reads it back from the
+ * functions' environments in the template.
+ */
+export function configFromEnv(env: Readonly<Record<string, string | undefined>>): PipelineConfig {
+  const raw = env[ENV.config];
+  if (!raw) throw new ConfigError([`${ENV.config}: environment variable is not set`]);
+  try {
+    return parsePipelineConfigJson(raw);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new ConfigError(error.problems.map((p) => `${ENV.config}: ${p}`));
+    throw error;
+  }
 }
