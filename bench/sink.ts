@@ -7,10 +7,12 @@ import { DynamoDbSinkCursorStore } from '../shared/bronze/aws/dynamodb-sink-curs
 import { S3DeltaStore } from '../shared/bronze/aws/s3-delta-store.ts';
 import { S3SourceObjects } from '../shared/bronze/aws/s3-source-objects.ts';
 import { bronzeLocation } from '../shared/bronze/config.ts';
-import { SinkTable } from '../shared/bronze/sink.ts';
+import { type SinkDeps, SinkTable } from '../shared/bronze/sink.ts';
+import { DEFAULT_PART_LIMITS } from '../shared/bronze/write-version.ts';
 import { systemClock } from '../shared/kernel/clock.ts';
 import { silentLog } from '../shared/kernel/log.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
+import { landSkipFiles, measureFilesScanned, SKIP_TABLE } from './sink-skipping.ts';
 import { type Benchmark, drain, log, prefixSize, quick, seconds, sendEvents } from './support.ts';
 
 /** Landing files of JSON Lines, ~100 bytes a row, a few rows rescued, across two committed versions. */
@@ -30,13 +32,13 @@ export const SINK_LANDING = 'sinkLanding';
 
 export const sink: Benchmark = {
   name: 'sink',
-  async run({ target, observer, fixtures }) {
+  async run({ target, endpoint, observer, fixtures }) {
     log(`bronze sink: ${SINK_SIZE.files} files of ${SINK_SIZE.rows} rows`);
     const clients = createClients(target);
     try {
       const h = await PipelineHarness.create(clients, {
         config: {
-          tables: [{ name: 'lake', prefix: 'lake/', bronze: { format: 'jsonl' } }],
+          tables: [{ name: 'lake', prefix: 'lake/', bronze: { format: 'jsonl' } }, SKIP_TABLE],
           leaseSeconds: 300,
         },
         batchSize: 1_000,
@@ -68,7 +70,7 @@ export const sink: Benchmark = {
         await sendEvents(observer, h.resources.ingestQueue.url, h.resources.landingBucket, batch);
         await drain(h, observer);
       }
-      const table = new SinkTable({
+      const sinkDeps: SinkDeps = {
         config: h.config,
         store: h.store,
         sources: new S3SourceObjects(clients.s3),
@@ -80,7 +82,8 @@ export const sink: Benchmark = {
         manifestBucket: h.resources.manifestBucket,
         log: silentLog,
         ...systemClock,
-      });
+      };
+      const table = new SinkTable(sinkDeps);
       const started = performance.now();
       const outcome = await table.catchUp('lake', Number.POSITIVE_INFINITY);
       const ms = performance.now() - started;
@@ -89,6 +92,14 @@ export const sink: Benchmark = {
         throw new Error(`sink wrote ${rows} rows of ${keys.length} files`);
       const location = bronzeLocation('lake', h.config.tables[0]?.bronze ?? {}, h.resources.manifestBucket);
       const written = await prefixSize(observer, location.bucket, `${location.prefix}/`);
+      // After the timing: a table of one data file per landing file (one part each), for data skipping.
+      await landSkipFiles(h, observer);
+      await new SinkTable({ ...sinkDeps, parts: { ...DEFAULT_PART_LIMITS, maxFiles: 1 } }).catchUp(
+        SKIP_TABLE.name,
+        Number.POSITIVE_INFINITY,
+      );
+      const skipAt = bronzeLocation(SKIP_TABLE.name, {}, h.resources.manifestBucket);
+      const filesScanned = await measureFilesScanned(endpoint, observer, skipAt);
       fixtures.set(SINK_LANDING, {
         bucket: h.resources.landingBucket,
         versions,
@@ -109,6 +120,8 @@ export const sink: Benchmark = {
           // The Delta table as it stands: data files and log.
           bytesWritten: written.bytes,
           objectsWritten: written.objects,
+          // A query for the last landing file's ids, by delta-rs: files read with the stats, and without.
+          filesScanned,
         },
       };
     } finally {

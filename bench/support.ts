@@ -1,10 +1,13 @@
 // What every benchmark shares: the sizes, the pipeline as deployed, sending events and draining queues.
+import { spawn } from 'node:child_process';
+import { basename } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import type { AwsClients } from '../local/aws/clients.ts';
 import { queueDepth } from '../local/aws/queue-depth.ts';
+import { venvPython } from '../local/paths.ts';
 import { pollOnce } from '../local/poller.ts';
 import { DynamoDbLedger } from '../shared/ingestion/aws/dynamodb-ledger.ts';
 import { commitsInFlight } from '../shared/ingestion/sweep.ts';
@@ -206,4 +209,21 @@ export async function prefixSize(clients: AwsClients, bucket: string, prefix: st
     token = page.NextContinuationToken;
   } while (token);
   return { objects, bytes };
+}
+
+/** Runs a Python script of the project venv with `input` as JSON on stdin; its stdout is one JSON answer. */
+export function venvJson<T>(script: string, args: readonly string[], input: unknown): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const child = spawn(venvPython, [script, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`${basename(script)} exited ${code}`));
+      resolve(JSON.parse(out) as T);
+    });
+    child.stdin.end(JSON.stringify(input));
+  });
 }

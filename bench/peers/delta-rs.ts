@@ -1,14 +1,13 @@
 // `peers.deltaRs`: delta-rs's `write_deltalake` (Python, the venv's `deltalake`) on the bronze sink's own
 // landing files against the same emulator, one Delta commit per manifest version as the sink makes: rows and
 // landing megabytes per second, and the bytes it wrote, beside the sink's.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { projectRoot, venvPython } from '../../local/paths.ts';
+import { projectRoot } from '../../local/paths.ts';
 import { DEFAULT_EMULATOR_REGION } from '../../shared/kernel/aws/target.ts';
 import { uniqueName } from '../../test/support/names.ts';
 import { SINK_LANDING, type SinkFixture } from '../sink.ts';
-import { type BenchContext, log, prefixSize } from '../support.ts';
+import { type BenchContext, log, prefixSize, venvJson } from '../support.ts';
 
 interface LoadResult {
   readonly rows: number;
@@ -23,21 +22,7 @@ interface LoadResult {
 
 function load(endpoint: string, bucket: string, uri: string, versions: SinkFixture['versions']) {
   const script = join(projectRoot, 'bench', 'peers', 'delta_rs_load.py');
-  return new Promise<LoadResult>((resolve, reject) => {
-    const child = spawn(venvPython, [script, endpoint, DEFAULT_EMULATOR_REGION, bucket, uri], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`delta-rs load exited ${code}`));
-      resolve(JSON.parse(out) as LoadResult);
-    });
-    child.stdin.end(JSON.stringify(versions));
-  });
+  return venvJson<LoadResult>(script, [endpoint, DEFAULT_EMULATOR_REGION, bucket, uri], versions);
 }
 
 export async function deltaRsPeer(ctx: BenchContext) {

@@ -163,7 +163,8 @@ export function buildCommit(input: CommitInput): string {
         size: file.size,
         modificationTime: input.timestamp,
         dataChange: true,
-        stats: JSON.stringify({ numRecords: file.rows }),
+        // PROTOCOL.md "Per-file Statistics", so readers skip files (file-stats.ts).
+        stats: file.stats,
         // In the file's own action (not only commitInfo) so a checkpoint, which drops commitInfo, keeps it.
         tags: { [RESCUED_ROWS_TAG]: String(file.rescued) },
       },

@@ -1,6 +1,7 @@
 import type { SchemaElement } from 'hyparquet';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { type BronzeType, decimalOf } from './delta-types.ts';
+import { FileStatsCollector } from './file-stats.ts';
 import type { OutputRow } from './fit-record.ts';
 import { allColumns, type TableSchema } from './schema.ts';
 
@@ -11,6 +12,8 @@ export interface DataFile {
   readonly bytes: Uint8Array;
   readonly rows: number;
   readonly rescued: number;
+  /** The `add` action's `stats` JSON (file-stats.ts). */
+  readonly stats: string;
 }
 
 /**
@@ -155,7 +158,9 @@ export class ParquetSplitter {
   private readonly columns;
   private readonly rowGroupRows: number;
   private buffer: OutputRow[] = [];
-  private writer: { bytes: ByteWriter; parquet: ParquetWriter; rows: number; rescued: number } | undefined;
+  private writer:
+    | { bytes: ByteWriter; parquet: ParquetWriter; rows: number; rescued: number; stats: FileStatsCollector }
+    | undefined;
   private index = 0;
 
   constructor(private readonly options: ParquetSplitterOptions) {
@@ -191,6 +196,7 @@ export class ParquetSplitter {
         }),
         rows: 0,
         rescued: 0,
+        stats: new FileStatsCollector(this.columns),
       };
     }
     const w = this.writer;
@@ -200,6 +206,7 @@ export class ParquetSplitter {
     });
     w.rows += rows.length;
     w.rescued += rows.filter((r) => r._rescued_data !== null).length;
+    for (const row of rows) w.stats.add(row);
     if (w.bytes.offset >= this.options.maxFileBytes) await this.finishFile();
   }
 
@@ -210,6 +217,12 @@ export class ParquetSplitter {
     w.parquet.finish();
     const path = dataFilePath(this.options.manifestVersion, this.index, this.options.attempt);
     this.index += 1;
-    await this.options.onFile({ path, bytes: w.bytes.getBytes(), rows: w.rows, rescued: w.rescued });
+    await this.options.onFile({
+      path,
+      bytes: w.bytes.getBytes(),
+      rows: w.rows,
+      rescued: w.rescued,
+      stats: w.stats.json(),
+    });
   }
 }

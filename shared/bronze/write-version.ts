@@ -159,7 +159,7 @@ export async function writePart(
   );
   if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
 
-  const written: Array<{ path: string; rows: number; rescued: number; size: number }> = [];
+  const written: Array<{ path: string; rows: number; rescued: number; size: number; stats: string }> = [];
   const splitter = new ParquetSplitter({
     schema: decision.schema,
     manifestVersion: manifest.version,
@@ -169,7 +169,8 @@ export async function writePart(
     onFile: async (file) => {
       inTime();
       await deps.delta.putDataFile(file.path, file.bytes);
-      written.push({ path: file.path, rows: file.rows, rescued: file.rescued, size: file.bytes.byteLength });
+      const { bytes, ...rest } = file;
+      written.push({ ...rest, size: bytes.byteLength });
     },
   });
   const fitter = new RecordFitter(decision.schema, config.evolution, config.format);

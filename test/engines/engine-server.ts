@@ -52,6 +52,13 @@ type Reply =
  * through it. Requests are JSON lines on its stdin; answers come on file descriptor 3, because the JVM
  * writes its own output to the stdout and stderr it shares with Python (both go to `logFile`).
  */
+/** What a filtered read scanned: `files` of `of`; Spark also says how many rows it returned. */
+export interface Skipping {
+  readonly files: number;
+  readonly of: number;
+  readonly rows?: number;
+}
+
 export class EngineServer {
   private nextId = 1;
   private readonly pending = new Map<
@@ -130,6 +137,24 @@ export class EngineServer {
   /** The latest `txn` version of `appId`, as delta-rs reads it (what an idempotent writer resumes from). */
   txnVersion(uri: string, appId: string): Promise<number | null> {
     return this.request(`delta-rs txn of ${uri}`, { op: 'txn', uri, appId });
+  }
+
+  /**
+   * Files a read filtered by `predicate` (SQL both engines parse) scans, of all the table's files: Spark's
+   * scan metric `numFiles` (with the rows it returned), delta-rs's `file_uris(file_pruning_predicate)`.
+   */
+  skipping(engine: Engine, uri: string, predicate: string): Promise<Skipping> {
+    return this.request(`${engine} files of ${uri} where ${predicate}`, {
+      op: 'skipping',
+      engine,
+      uri,
+      predicate,
+    });
+  }
+
+  /** delta-rs's `get_add_actions(flatten=True)`: each file's stats as delta-rs parses them, values as text. */
+  fileStats(uri: string): Promise<Array<Record<string, string | null>>> {
+    return this.request(`delta-rs stats of ${uri}`, { op: 'stats', uri });
   }
 
   /** One Spark Structured Streaming run with `trigger(availableNow=True)`: the rows it read. */

@@ -170,6 +170,23 @@ def delta_rs_history(uri):
     ]
 
 
+def delta_rs_skipping(uri, predicate):
+    """Files delta-rs keeps for `predicate` by the files' stats (`file_uris(file_pruning_predicate=...)`), of all
+    the table's files."""
+    table = DeltaTable(uri, storage_options=DELTA_RS_OPTIONS)
+    return {"files": len(table.file_uris(file_pruning_predicate=predicate)), "of": len(table.file_uris())}
+
+
+def delta_rs_stats(uri):
+    """Each live file's stats as delta-rs parses them (`get_add_actions(flatten=True)`): `num_records`,
+    `min.<col>`, `max.<col>`, `null_count.<col>` (nested fields joined by dots), values as text."""
+    actions = pa.table(DeltaTable(uri, storage_options=DELTA_RS_OPTIONS).get_add_actions(flatten=True)).to_pylist()
+    return [
+        {k: (None if v is None else v.isoformat() if hasattr(v, "isoformat") else str(v)) for k, v in a.items()}
+        for a in actions
+    ]
+
+
 # ---- Spark + Delta Lake
 
 _spark = None
@@ -252,6 +269,24 @@ def spark_read(uri, version):
     return out
 
 
+def spark_skipping(uri, predicate):
+    """Rows of a filtered read, and the files its scan read: the scan's `numFiles` metric, which counts the
+    files Delta's data skipping left (PreparedDeltaFileIndex), of all the table's files."""
+    df = spark().read.format("delta").load(s3a(uri)).where(predicate)
+    rows = len(spark_collect(df))
+    plan = df._jdf.queryExecution().executedPlan()
+    if plan.nodeName() == "AdaptiveSparkPlan":
+        plan = plan.executedPlan()
+    leaves = plan.collectLeaves()
+    files = 0
+    for i in range(leaves.length()):
+        metric = leaves.apply(i).metrics().get("numFiles")
+        if metric.isDefined():
+            files += metric.get().value()
+    total = spark().read.format("delta").load(s3a(uri)).inputFiles()
+    return {"files": files, "of": len(total), "rows": rows}
+
+
 def spark_history(uri):
     rows = spark().sql(f"DESCRIBE HISTORY delta.`{s3a(uri)}`").collect()
     return [
@@ -314,6 +349,10 @@ def dispatch(request):
         return (spark_history if engine == "spark" else delta_rs_history)(uri)
     if op == "txn":
         return DeltaTable(uri, storage_options=DELTA_RS_OPTIONS).transaction_version(request["appId"])
+    if op == "skipping":
+        return (spark_skipping if engine == "spark" else delta_rs_skipping)(uri, request["predicate"])
+    if op == "stats":
+        return delta_rs_stats(uri)
     if op == "stream":
         return spark_stream(uri, request["checkpoint"], request.get("startingVersion"))
     raise ValueError(f"unknown op {op}")

@@ -159,6 +159,28 @@ describe.each(SHAPES.map((shape) => [shape.name, shape] as const))('%s', (name, 
     );
   });
 
+  if (shape.skipping)
+    it("skips files by the add actions' stats, in the JSON log and through the checkpoint", async () => {
+      const lines = await skippingLines(shape, table.uri, 'from the JSON log');
+      const stats = (await server.fileStats(table.uri)).sort((a, b) =>
+        String(a.path).localeCompare(String(b.path)),
+      );
+      (shape.addStats ?? []).forEach((want, i) => {
+        const got = stats[i] ?? {};
+        const differ = Object.keys(want).filter((k) => got[k] !== want[k]);
+        if (differ.length > 0)
+          lines.push(
+            `[${shape.name}] delta-rs stats of file ${i}: ${differ.map((k) => `${k} ${JSON.stringify(got[k])}, expected ${JSON.stringify(want[k])}`).join('; ')}`,
+          );
+      });
+      if (checkpoints(shape)) {
+        const checkpoint = (await table.lastCheckpoint()) ?? 0;
+        const uri = await copyWithoutLogBefore(table, checkpoint);
+        lines.push(...(await skippingLines(shape, uri, `from the checkpoint at ${checkpoint}`)));
+      }
+      expect(lines).toEqual([]);
+    });
+
   if (checkpoints(shape))
     it('reads through its newest checkpoint with the log before it removed, and refuses the versions before it', async () => {
       const checkpoint = (await table.lastCheckpoint()) ?? 0;
@@ -187,6 +209,25 @@ describe.each(SHAPES.map((shape) => [shape.name, shape] as const))('%s', (name, 
       expect(lines).toEqual([]);
     });
 });
+
+/** Each of the shape's filtered reads by every engine on `uri`: the files it scanned and the rows it returned. */
+async function skippingLines(shape: Shape, uri: string, label: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const q of shape.skipping ?? [])
+    for (const engine of q.engines ?? ENGINES) {
+      const got = await server.skipping(engine, uri, q.predicate);
+      const want = {
+        files: q.files,
+        of: shape.versions.length,
+        ...(engine === 'spark' ? { rows: q.rows } : {}),
+      };
+      if (JSON.stringify(got) !== JSON.stringify(want))
+        lines.push(
+          `[${shape.name}] ${engine} ${label} where ${q.predicate}: ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`,
+        );
+    }
+  return lines;
+}
 
 type Streamed = { readonly schema: SchemaField[]; readonly rows: EngineRow[] };
 type Settled = { readonly read: Streamed } | { readonly error: unknown };

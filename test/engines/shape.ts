@@ -197,8 +197,25 @@ export interface Shape {
   readonly versions: readonly VersionSpec[];
   /** The sink as this shape runs it (parts, checkpoint row groups); else the Lambda's own defaults. */
   readonly sink?: Pick<SinkDeps, 'parts' | 'checkpointRows'>;
+  /** Filtered reads and how many files each engine must scan for them (data skipping by the files' stats). */
+  readonly skipping?: readonly SkippingQuery[];
+  /**
+   * Fields of each data file's stats as delta-rs parses them (`get_add_actions(flatten=True)`, values as
+   * text), by file in path order: only the fields given are compared.
+   */
+  readonly addStats?: readonly Readonly<Record<string, string | null>>[];
   /** Asserts the table is the shape it claims (several files a version, files moved...); throws if not. */
   readonly written?: (table: WrittenTable) => Promise<void>;
+}
+
+/** A filtered read of the latest version: the files it must scan (of all of them) and the rows it returns. */
+export interface SkippingQuery {
+  /** SQL both Spark and delta-rs (DataFusion) parse. */
+  readonly predicate: string;
+  readonly files: number;
+  readonly rows: number;
+  /** Only these engines (delta-rs's file pruning takes no nested column). Default both. */
+  readonly engines?: readonly ('spark' | 'delta-rs')[];
 }
 
 /** The rows and schema a reader must see at one Delta version: what the shape wrote up to it. */

@@ -16,6 +16,7 @@ import {
 } from './shape.ts';
 import { LOG_SHAPES } from './shapes-log.ts';
 import { PARQUET_SHAPES } from './shapes-parquet.ts';
+import { STATS_SHAPES } from './shapes-stats.ts';
 import { VALUE_SHAPES } from './shapes-values.ts';
 
 const jsonl = (...records: readonly unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
@@ -468,4 +469,5 @@ export const SHAPES: readonly Shape[] = [
   ...VALUE_SHAPES,
   ...PARQUET_SHAPES,
   ...LOG_SHAPES,
+  ...STATS_SHAPES,
 ];

@@ -26,7 +26,20 @@ const commit = (version: number, previous?: ReturnType<typeof parseCommit>['meta
     previous,
     schema: [{ name: 'id', type: 'long' }],
     schemaChanged: false,
-    files: [{ path: `part-${version}.parquet`, rows: 2, rescued: 1, size: 10 }],
+    files: [
+      {
+        path: `part-${version}.parquet`,
+        rows: 2,
+        rescued: 1,
+        size: 10,
+        stats: JSON.stringify({
+          numRecords: 2,
+          minValues: { id: 1 },
+          maxValues: { id: 2 },
+          nullCount: { id: 0 },
+        }),
+      },
+    ],
     missingSources: [],
     timestamp: 1_000 + version,
   });

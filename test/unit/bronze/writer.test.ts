@@ -54,7 +54,27 @@ describe('writing one manifest version as a Delta commit', () => {
     const add = log[4]?.add as { path: string; size: number; stats: string };
     expect(add.path).toBe('part-00000000000000000001-00000-a.snappy.parquet');
     expect(add.size).toBe(delta.files.get(add.path)?.byteLength);
-    expect(JSON.parse(add.stats)).toEqual({ numRecords: 2 });
+    // Data skipping statistics of every column (file-stats.ts); booleans get no bounds, as in Spark.
+    expect(JSON.parse(add.stats)).toEqual({
+      numRecords: 2,
+      minValues: {
+        id: 1,
+        amount: 2.5,
+        name: 'x',
+        _source_file: 's3://landing/o/a.json',
+        _manifest_version: 1,
+      },
+      maxValues: { id: 2, amount: 3, name: 'x', _source_file: 's3://landing/o/a.json', _manifest_version: 1 },
+      nullCount: {
+        id: 0,
+        amount: 0,
+        ok: 0,
+        name: 1,
+        _rescued_data: 2,
+        _source_file: 0,
+        _manifest_version: 0,
+      },
+    });
     const rows = await rowsOf(delta, add.path);
     expect(rows).toEqual([
       {
