@@ -10,7 +10,7 @@ function problemsOf(bronze: Record<string, unknown>): string[] {
   try {
     parse(bronze);
   } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
+    if (error instanceof ConfigError) return [...error.problems];
     throw error;
   }
   return [];
