@@ -197,10 +197,14 @@ function partitionProblems(
   return problems;
 }
 
-function partitionColumnProblem(column: string, hints: Readonly<Record<string, unknown>>): string | undefined {
+function partitionColumnProblem(
+  column: string,
+  hints: Readonly<Record<string, unknown>>,
+): string | undefined {
   if (column === INGEST_DATE_COLUMN) return undefined;
   const lower = column.toLowerCase();
-  if (lower === INGEST_DATE_COLUMN) return `'${column}': the ingestion date column is '${INGEST_DATE_COLUMN}'`;
+  if (lower === INGEST_DATE_COLUMN)
+    return `'${column}': the ingestion date column is '${INGEST_DATE_COLUMN}'`;
   if (lower === RESCUED_COLUMN)
     return `'${column}' holds what was rescued, as JSON text: it cannot be a partition column`;
   if (lower === SOURCE_FILE_COLUMN)
