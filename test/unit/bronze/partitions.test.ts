@@ -159,6 +159,20 @@ describe('a partitioned bronze table', () => {
     );
   });
 
+  it('bounds buffered rows across partitions: the fullest buffer becomes a row group, files stay one per partition', async () => {
+    const rows = Array.from({ length: 12 }, (_, id) => ({ id, region: `r${id % 3}` }));
+    const delta = await write({ schemaHints: { region: 'string' }, partitionBy: ['region'] }, rows, 4);
+    const adds = addsOf(delta, 0);
+    expect(adds.map((a) => a.partitionValues.region).sort()).toEqual(['r0', 'r1', 'r2']);
+    for (const add of adds) {
+      const meta = parquetMetadata(buffer(delta.files.get(dataFileKeyOf(add.path)) as Uint8Array));
+      // 4 rows buffered in all: each partition's 4 rows went out in more than one row group.
+      expect(meta.row_groups.length).toBeGreaterThan(1);
+      expect(Number(meta.num_rows)).toBe(4);
+    }
+    expect((await rowsOf(delta, 0)).length).toBe(12);
+  });
+
   it('refuses to write a table whose partition columns are not partitionBy: they cannot change after the first commit', async () => {
     const sources = new MemorySources();
     const delta = new MemoryDelta();
