@@ -22,6 +22,31 @@ export const SYSTEM_COLUMNS: readonly string[] = [
 ];
 
 /**
+ * The ingestion date: the UTC date of the manifest version's commit time, a `date` column the sink adds
+ * only to a table partitioned by it (`partitionBy`), after the other system columns. A partition column
+ * only: it lives in each file's `partitionValues`, never in the Parquet files.
+ */
+export const INGEST_DATE_COLUMN = '_ingest_date';
+
+/**
+ * Types a data column may have to be a partition column: their partition values are exact text
+ * (PROTOCOL.md "Partition Value Serialization") every engine parses back to the same value. Floating-point
+ * text differs between writers (`1e+21`, `1.0E21`), binary has no agreed escaping, nested types none at all.
+ */
+export const PARTITION_TYPES: readonly string[] = [
+  'string',
+  'long',
+  'integer',
+  'short',
+  'byte',
+  'boolean',
+  'date',
+];
+
+/** Each partition column multiplies the directories and files a version is written as. */
+export const MAX_PARTITION_COLUMNS = 3;
+
+/**
  * Auto Loader's `cloudFiles.schemaEvolutionMode`, same names and meanings (docs/bronze.md):
  * `addNewColumns` evolves the schema in the same commit, `rescue` keeps new columns out of the schema and
  * puts their values in `_rescued_data`, `failOnNewColumns` stops the table at the version that has them,
@@ -99,6 +124,11 @@ export const bronzeConfigSchema = z
         ),
       DEFAULTS.bronze.checkpointInterval,
     ),
+    /**
+     * Partition columns (docs/bronze.md, "Partitions"): data columns named in `schemaHints`, or
+     * `_ingest_date`. Fixed by the table's first commit.
+     */
+    partitionBy: z.optional(z.array(z.string())),
     /** Off unless set: landing files stay where they are. */
     cleanSource: z.optional(cleanSourceSchema),
     /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */
@@ -128,10 +158,76 @@ export const bronzeConfigSchema = z
         if (problem) ctx.addIssue({ code: 'custom', path: ['schemaHints', column], message: problem });
         seen.set(lower, column);
       }
+      for (const { path, message } of partitionProblems(value.partitionBy ?? [], value.schemaHints))
+        ctx.addIssue({ code: 'custom', path, message });
     }),
   );
 
+/**
+ * What cannot work in `partitionBy`: a partition column's type and name are fixed by the table's first
+ * commit (PROTOCOL.md "Change Metadata": `partitionColumns`; changing them rewrites every file), so each is
+ * a hinted data column of a partitionable type, or the ingestion date.
+ */
+function partitionProblems(
+  partitionBy: readonly string[],
+  hints: Readonly<Record<string, unknown>>,
+): Array<{ path: (string | number)[]; message: string }> {
+  const problems: Array<{ path: (string | number)[]; message: string }> = [];
+  if (partitionBy.length > MAX_PARTITION_COLUMNS)
+    problems.push({
+      path: ['partitionBy'],
+      message: `at most ${MAX_PARTITION_COLUMNS} partition columns: each multiplies the directories and small files of every version`,
+    });
+  const seen = new Map<string, string>();
+  partitionBy.forEach((column, i) => {
+    const lower = column.toLowerCase();
+    const twin = seen.get(lower);
+    const problem =
+      twin !== undefined
+        ? `'${column}' and '${twin}' differ only by case: Delta column names are case-insensitive`
+        : partitionColumnProblem(column, hints);
+    if (problem) problems.push({ path: ['partitionBy', i], message: problem });
+    seen.set(lower, column);
+  });
+  if (partitionBy.includes(INGEST_DATE_COLUMN) && Object.hasOwn(hints, INGEST_DATE_COLUMN))
+    problems.push({
+      path: ['schemaHints', INGEST_DATE_COLUMN],
+      message: `'${INGEST_DATE_COLUMN}' is the ingestion date the sink adds to a table partitioned by it; it cannot be hinted`,
+    });
+  return problems;
+}
+
+function partitionColumnProblem(
+  column: string,
+  hints: Readonly<Record<string, unknown>>,
+): string | undefined {
+  if (column === INGEST_DATE_COLUMN) return undefined;
+  const lower = column.toLowerCase();
+  if (lower === INGEST_DATE_COLUMN)
+    return `'${column}': the ingestion date column is '${INGEST_DATE_COLUMN}'`;
+  if (lower === RESCUED_COLUMN)
+    return `'${column}' holds what was rescued, as JSON text: it cannot be a partition column`;
+  if (lower === SOURCE_FILE_COLUMN)
+    return `'${column}' would make one partition per landing file: partition by '${INGEST_DATE_COLUMN}' or a data column`;
+  if (lower === MANIFEST_VERSION_COLUMN)
+    return `'${column}' would make one partition per version, of small files: partition by '${INGEST_DATE_COLUMN}' instead`;
+  if (column.includes('.'))
+    return `'${column}' names a nested field: partition columns are top-level columns (Delta's partitionColumns)`;
+  const name = nameProblem(column);
+  if (name) return `'${column}': ${name}`;
+  if (!Object.hasOwn(hints, column))
+    return `'${column}' has no schemaHints entry: a partition column's type is fixed by the first commit and never changes, so give it one (e.g. "${column}": "string")`;
+  const type = hints[column];
+  if (typeof type !== 'string' || !PARTITION_TYPES.includes(type))
+    return `'${column}' is hinted ${typeof type === 'string' ? type : JSON.stringify(type)}: a partition column is one of ${PARTITION_TYPES.join(', ')} (its value is the directory name, exact text every engine parses back)`;
+  return undefined;
+}
+
 export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;
+
+/** The table's partition columns, in order; none when `partitionBy` is absent. */
+export const partitionColumnsOf = (config: Pick<BronzeConfig, 'partitionBy'>): readonly string[] =>
+  config.partitionBy ?? [];
 export type BronzeConfigInput = z.input<typeof bronzeConfigSchema>;
 
 /** Where a table's Delta table lives: its configured location or the default under the manifest bucket. */

@@ -1,5 +1,6 @@
 import {
   type EvolutionMode,
+  INGEST_DATE_COLUMN,
   MANIFEST_VERSION_COLUMN,
   RESCUED_COLUMN,
   SOURCE_FILE_COLUMN,
@@ -86,21 +87,46 @@ export function allColumns(schema: TableSchema): Column[] {
   ];
 }
 
+/** Every column of a table partitioned by `partitionBy`: data, system, then the ingestion date if it has one. */
+export function tableColumns(schema: TableSchema, partitionBy: readonly string[]): Column[] {
+  const columns = allColumns(schema);
+  if (partitionBy.includes(INGEST_DATE_COLUMN)) columns.push({ name: INGEST_DATE_COLUMN, type: 'date' });
+  return columns;
+}
+
+/**
+ * The columns of a data file: every column but the partition columns, whose values are in the log's
+ * `partitionValues` (as Spark writes them; and Delta's statistics leave them out: StatisticsCollection,
+ * "The partition columns' definitions are not included in this schema").
+ */
+export const fileColumns = (schema: TableSchema, partitionBy: readonly string[]): Column[] =>
+  allColumns(schema).filter((c) => !partitionBy.includes(c.name));
+
 /**
  * The Delta `schemaString` (PROTOCOL.md "Schema Serialization Format"): a struct of nullable fields whose
  * types are the model's JSON (delta-types.ts), nested types included.
  */
-export function toDeltaSchemaString(schema: TableSchema): string {
+export function toDeltaSchemaString(schema: TableSchema, partitionBy: readonly string[] = []): string {
   return JSON.stringify({
     type: 'struct',
-    fields: allColumns(schema).map((c) => ({ name: c.name, type: c.type, nullable: true, metadata: {} })),
+    fields: tableColumns(schema, partitionBy).map((c) => ({
+      name: c.name,
+      type: c.type,
+      nullable: true,
+      metadata: {},
+    })),
   });
 }
 
 /** The data columns of a `schemaString` this sink wrote, every type validated. */
-export function fromDeltaSchemaString(schemaString: string): TableSchema {
+export function fromDeltaSchemaString(
+  schemaString: string,
+  partitionColumns: readonly string[] = [],
+): TableSchema {
   const parsed = JSON.parse(schemaString) as { fields: { name: string; type: unknown }[] };
+  const added = (name: string) =>
+    SYSTEM_COLUMNS.includes(name) || (name === INGEST_DATE_COLUMN && partitionColumns.includes(name));
   return parsed.fields
-    .filter((f) => !SYSTEM_COLUMNS.includes(f.name))
+    .filter((f) => !added(f.name))
     .map((f) => ({ name: f.name, type: parseBronzeType(f.type, f.name) }));
 }

@@ -4,7 +4,7 @@ import type { BatchStore } from '../ingestion/batch-store.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { InletError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
-import { type BronzeConfig, bronzeLocation } from './config.ts';
+import { type BronzeConfig, bronzeLocation, partitionColumnsOf } from './config.ts';
 import { commitAtNextVersion } from './delta-commit.ts';
 import { comparePositions } from './delta-log.ts';
 import { SinkTableMismatchError } from './errors.ts';
@@ -178,7 +178,7 @@ export class SinkTable {
     if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
 
     const head = await loadHead(delta, table, cursor.deltaVersion);
-    checkWritable(head, table, location);
+    checkWritable(head, table, location, partitionColumnsOf(config));
     const found = headPosition(head, table);
     // The log is the truth of what is written; it can be ahead of the cursor (a crash after a commit),
     // never behind it, unless the table's location changed or its log was deleted.
@@ -229,7 +229,7 @@ export class SinkTable {
       if (outcome.kind === 'stale') {
         // Another writer changed the metaData or protocol under this part: write it again against theirs.
         deps.log.warn('bronze table changed by another writer; rewriting the part', { table, location });
-        checkWritable(head, table, location);
+        checkWritable(head, table, location, partitionColumnsOf(config));
         continue;
       }
       if (outcome.kind === 'committed') {

@@ -16,6 +16,7 @@ import {
 } from './shape.ts';
 import { LOG_SHAPES } from './shapes-log.ts';
 import { PARQUET_SHAPES } from './shapes-parquet.ts';
+import { PARTITION_SHAPES } from './shapes-partitions.ts';
 import { STATS_SHAPES } from './shapes-stats.ts';
 import { VALUE_SHAPES } from './shapes-values.ts';
 
@@ -470,4 +471,5 @@ export const SHAPES: readonly Shape[] = [
   ...PARQUET_SHAPES,
   ...LOG_SHAPES,
   ...STATS_SHAPES,
+  ...PARTITION_SHAPES,
 ];
