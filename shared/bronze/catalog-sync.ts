@@ -23,7 +23,11 @@ export interface TableCatalog {
    * Conditional on `versionId` (Glue's optimistic lock: `UpdateTable.VersionId`); `conflict` when the entry
    * changed since it was read (ConcurrentModificationException) or was deleted (EntityNotFoundException).
    */
-  update(database: string, table: CatalogTable, versionId: string | undefined): Promise<'updated' | 'conflict'>;
+  update(
+    database: string,
+    table: CatalogTable,
+    versionId: string | undefined,
+  ): Promise<'updated' | 'conflict'>;
 }
 
 export interface ProjectInput {

@@ -171,3 +171,30 @@ export function sameEntry(stored: StoredCatalogTable, wanted: CatalogTable): boo
     ([k, v]) => k === CATALOG_VERSION_PARAMETER || params[k] === v,
   );
 }
+
+/** Two catalogued tables whose Glue names are the same (`a-b` and `a_b`): one entry would hold both. */
+export function catalogProblems(
+  tables: ReadonlyArray<{ readonly name: string; readonly bronze?: { readonly catalog: boolean } }>,
+): string[] {
+  const byName = new Map<string, string>();
+  const problems: string[] = [];
+  for (const { name, bronze } of tables) {
+    if (!bronze?.catalog) continue;
+    const glue = catalogTableName(name);
+    const twin = byName.get(glue);
+    if (twin !== undefined)
+      problems.push(
+        `${name}.bronze.catalog: '${name}' and '${twin}' are both '${glue}' in the Glue catalog; set catalog: false on one`,
+      );
+    byName.set(glue, name);
+  }
+  return problems;
+}
+
+const DATABASE_NAME = /^[a-z0-9_]{1,255}$/;
+
+/** Why a Glue database name Athena cannot query is refused, or undefined. */
+export const catalogDatabaseProblem = (name: string): string | undefined =>
+  DATABASE_NAME.test(name)
+    ? undefined
+    : `bronzeSink.catalogDatabase '${name}': a Glue database Athena queries is 1-255 lowercase letters, digits and _`;

@@ -126,7 +126,8 @@ export class SinkTable {
   constructor(private readonly deps: SinkDeps) {
     const catalog = deps.catalog;
     this.catalog =
-      catalog && new CatalogProjection({ catalog: catalog.tables, database: catalog.database, log: deps.log });
+      catalog &&
+      new CatalogProjection({ catalog: catalog.tables, database: catalog.database, log: deps.log });
   }
 
   bronzeOf(table: string): BronzeConfig {
@@ -358,7 +359,12 @@ export class SinkTable {
    * a catalog failure is repaired by the next run even when no commit follows. Costs nothing once in step.
    */
   private async repairCatalog(table: string, config: BronzeConfig, cursor: SinkCursor): Promise<SinkCursor> {
-    if (!this.catalog || !config.catalog || cursor.deltaVersion < 0 || cursor.catalogued === cursor.deltaVersion)
+    if (
+      !this.catalog ||
+      !config.catalog ||
+      cursor.deltaVersion < 0 ||
+      cursor.catalogued === cursor.deltaVersion
+    )
       return cursor;
     const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
     const head = await loadHead(this.deps.deltaAt(bucket, prefix), table, cursor.deltaVersion);

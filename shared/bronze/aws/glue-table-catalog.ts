@@ -9,7 +9,8 @@ import { classifyAwsError } from '../../kernel/errors.ts';
 import type { CatalogTable, StoredCatalogTable } from '../catalog.ts';
 import type { TableCatalog } from '../catalog-sync.ts';
 
-const named = (error: unknown, ...names: string[]) => names.includes((error as Error | undefined)?.name ?? '');
+const named = (error: unknown, ...names: string[]) =>
+  names.includes((error as Error | undefined)?.name ?? '');
 
 /**
  * The Glue Data Catalog's GetTable, CreateTable and UpdateTable
@@ -50,7 +51,8 @@ export class GlueTableCatalog implements TableCatalog {
       );
       return 'updated' as const;
     } catch (error) {
-      if (named(error, 'ConcurrentModificationException', 'EntityNotFoundException')) return 'conflict' as const;
+      if (named(error, 'ConcurrentModificationException', 'EntityNotFoundException'))
+        return 'conflict' as const;
       throw classifyAwsError('glue UpdateTable', error);
     }
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CATALOG_VERSION_PARAMETER,
   catalogDatabaseName,
+  catalogDatabaseProblem,
   catalogTable,
   catalogTableName,
   hiveType,
@@ -9,6 +10,7 @@ import {
 import { CatalogProjection } from '../../../shared/bronze/catalog-sync.ts';
 import { arrayOf, mapOf, structOf } from '../../../shared/bronze/delta-types.ts';
 import type { TableSchema } from '../../../shared/bronze/schema.ts';
+import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCatalog } from './memory-catalog.ts';
 
@@ -44,13 +46,27 @@ describe('the Glue entry of a bronze table', () => {
       ['decimal(10,2)', 'decimal(10,2)'],
       [arrayOf('long'), 'array<bigint>'],
       [mapOf('string', 'integer'), 'map<string,int>'],
-      [structOf([{ name: 'a', type: 'long' }, { name: 'b', type: arrayOf('date') }]), 'struct<a:bigint,b:array<date>>'],
+      [
+        structOf([
+          { name: 'a', type: 'long' },
+          { name: 'b', type: arrayOf('date') },
+        ]),
+        'struct<a:bigint,b:array<date>>',
+      ],
     ];
     for (const [delta, hive] of cases) expect(hiveType(delta), JSON.stringify(delta)).toBe(hive);
   });
 
   it('is a native Delta table at the location, every column of the log in order, system columns last', () => {
-    const entry = catalogTable(input([{ name: 'id', type: 'long' }, { name: 'name', type: 'string' }], 4));
+    const entry = catalogTable(
+      input(
+        [
+          { name: 'id', type: 'long' },
+          { name: 'name', type: 'string' },
+        ],
+        4,
+      ),
+    );
     expect(entry).toMatchObject({
       Name: 'click_events',
       TableType: 'EXTERNAL_TABLE',
@@ -106,7 +122,12 @@ describe('CatalogProjection', () => {
       '_manifest_version',
     ]);
     expect(entry?.Parameters[CATALOG_VERSION_PARAMETER]).toBe('3');
-    expect(catalog.calls).toEqual(['get click_events', 'create click_events', 'get click_events', 'update click_events']);
+    expect(catalog.calls).toEqual([
+      'get click_events',
+      'create click_events',
+      'get click_events',
+      'update click_events',
+    ]);
   });
 
   it('a cold container that finds the entry in step writes nothing', async () => {
@@ -162,8 +183,35 @@ describe('CatalogProjection', () => {
 
   it("never overwrites a table of the same name that is not this Inlet table's", async () => {
     const { catalog, projection } = setup();
-    catalog.put(DB, { Parameters: { classification: 'parquet' }, StorageDescriptor: { Location: 's3://x/y' } }, 'click_events');
+    catalog.put(
+      DB,
+      { Parameters: { classification: 'parquet' }, StorageDescriptor: { Location: 's3://x/y' } },
+      'click_events',
+    );
     expect(await projection.project(input(v1, 0))).toBe(false);
     expect(catalog.calls.filter((c) => !c.startsWith('get'))).toEqual([]);
+  });
+});
+
+describe('catalog configuration', () => {
+  it('refuses two catalogued tables with one Glue name, and a database name Athena cannot query', () => {
+    expect(() =>
+      parsePipelineConfig({
+        tables: [
+          { name: 'a-b', prefix: 'x/', bronze: { format: 'json' } },
+          { name: 'a_b', prefix: 'y/', bronze: { format: 'json' } },
+        ],
+      }),
+    ).toThrow(/'a_b' and 'a-b' are both 'a_b' in the Glue catalog/);
+    expect(() =>
+      parsePipelineConfig({
+        tables: [
+          { name: 'a-b', prefix: 'x/', bronze: { format: 'json' } },
+          { name: 'a_b', prefix: 'y/', bronze: { format: 'json', catalog: false } },
+        ],
+      }),
+    ).not.toThrow();
+    expect(catalogDatabaseProblem('Inlet-Prod')).toMatch(/lowercase/);
+    expect(catalogDatabaseProblem('inlet_prod_bronze')).toBeUndefined();
   });
 });

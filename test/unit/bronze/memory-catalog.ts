@@ -47,7 +47,8 @@ export class MemoryCatalog implements TableCatalog {
     this.tick(`update ${table.Name}`);
     this.beforeUpdate?.();
     const found = this.tables.get(`${database}.${table.Name}`);
-    if (!found || (versionId !== undefined && String(found.versionId) !== versionId)) return 'conflict' as const;
+    if (!found || (versionId !== undefined && String(found.versionId) !== versionId))
+      return 'conflict' as const;
     this.put(database, table, table.Name);
     return 'updated' as const;
   }

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { catalogTable } from '../../../shared/bronze/catalog.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
+import { headSchema, loadHead } from '../../../shared/bronze/table-head.ts';
 import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import { systemClock } from '../../../shared/kernel/clock.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
-import { MemoryCatalog } from './memory-catalog.ts';
-import { headSchema, loadHead } from '../../../shared/bronze/table-head.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
+import { MemoryCatalog } from './memory-catalog.ts';
 
 const DB = 'stack_bronze';
 
@@ -37,7 +37,15 @@ function setup(options: { readonly catalog?: boolean } = {}) {
     manifests.set(v, manifestOf('t-1', v, [key]));
   };
   const columns = () => glue.entry(DB, 't_1')?.StorageDescriptor.Columns.map((c) => `${c.Name} ${c.Type}`);
-  return { sink, glue, cursors, delta, commit, columns, run: () => sink.catchUp('t-1', Number.POSITIVE_INFINITY) };
+  return {
+    sink,
+    glue,
+    cursors,
+    delta,
+    commit,
+    columns,
+    run: () => sink.catchUp('t-1', Number.POSITIVE_INFINITY),
+  };
 }
 
 describe('the sink keeps each bronze table registered in Glue', () => {
