@@ -145,7 +145,8 @@ export class BronzeSink extends Construct {
         manifestBucket: state.manifestBucket.bucketName,
         sinkQueueUrl: this.queue.queueUrl,
         sinkTimeoutSeconds: timeout.toSeconds(),
-        glueDatabase: this.catalogDatabase,
+        // The database's Ref (its name), so the function is created after it.
+        glueDatabase: database?.ref,
       }),
       logGroup: new LogGroup(this, 'SinkLogs', { retention: props.logRetention }),
       bundling: LAMBDA_BUNDLING,
@@ -229,7 +230,7 @@ export class BronzeSink extends Construct {
       if (bronze.location) allow(['s3:ListBucket'], [bucketArn]);
     }
     this.expireNoncurrentDeltaVersions(state, bronzeTables);
-    if (database && this.catalogDatabase) {
+    if (database) {
       // GetTable, CreateTable, UpdateTable are each authorized on the catalog, the database and the table
       // (https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html): exactly the
       // catalogued tables' names, never a wildcard, so the sink cannot touch another table of the database.
@@ -239,11 +240,10 @@ export class BronzeSink extends Construct {
         ['glue:GetTable', 'glue:CreateTable', 'glue:UpdateTable'],
         [
           glueArn('catalog'),
-          glueArn(`database/${this.catalogDatabase}`),
-          ...catalogued.map((t) => glueArn(`table/${this.catalogDatabase}/${catalogTableName(t.name)}`)),
+          glueArn(`database/${database.ref}`),
+          ...catalogued.map((t) => glueArn(`table/${database.ref}/${catalogTableName(t.name)}`)),
         ],
       );
-      this.fn.node.addDependency(database);
     }
     // cleanSource: delete (and, for move, write the archive) only under the tables that ask for it.
     for (const table of bronzeTables) {

@@ -37,16 +37,17 @@ describe('bronze catalog infrastructure', () => {
     });
     template.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: { Name: 'lake_stack_bronze' } });
     const arn = (resource: string) => `arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>:${resource}`;
+    const [db] = Object.keys(template.findResources('AWS::Glue::Database'));
     expect(glueGrants(template)).toEqual([
       `glue:CreateTable,glue:GetTable,glue:UpdateTable on ${[
         arn('catalog'),
-        arn('database/lake_stack_bronze'),
-        arn('table/lake_stack_bronze/click_events'),
-        arn('table/lake_stack_bronze/orders'),
+        arn(`database/<${db}>`),
+        arn(`table/<${db}>/click_events`),
+        arn(`table/<${db}>/orders`),
       ].join(' ')}`,
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: { [ENV.glueDatabase]: 'lake_stack_bronze' } },
+      Environment: { Variables: { [ENV.glueDatabase]: { Ref: db } } },
     });
   });
 
