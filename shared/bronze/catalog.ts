@@ -198,3 +198,24 @@ export const catalogDatabaseProblem = (name: string): string | undefined =>
   DATABASE_NAME.test(name)
     ? undefined
     : `bronzeSink.catalogDatabase '${name}': a Glue database Athena queries is 1-255 lowercase letters, digits and _`;
+
+/** How to query a bronze table: Athena through its Glue entry, Spark SQL and delta-rs by its path. */
+export interface TableQueries {
+  /** Athena (engine 3) or any engine on the Glue catalog; absent when the table is not catalogued. */
+  readonly athena?: string;
+  /** Spark with Delta Lake (Databricks, EMR, Glue; OSS Spark spells the scheme `s3a://`). */
+  readonly sparkSql: string;
+  /** delta-rs (Python `deltalake`), DuckDB's `delta_scan` takes the same path. */
+  readonly deltaRs: string;
+}
+
+export function tableQueries(
+  location: string,
+  catalog?: { readonly database: string; readonly table: string },
+): TableQueries {
+  return {
+    ...(catalog ? { athena: `SELECT * FROM "${catalog.database}"."${catalog.table}" LIMIT 10` } : {}),
+    sparkSql: `SELECT * FROM delta.\`${location}\` LIMIT 10`,
+    deltaRs: `DeltaTable("${location}").to_pandas()`,
+  };
+}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { withBronzeFields } from '../../../local/summary.ts';
 import {
   CATALOG_VERSION_PARAMETER,
   catalogDatabaseName,
@@ -6,6 +7,7 @@ import {
   catalogTable,
   catalogTableName,
   hiveType,
+  tableQueries,
 } from '../../../shared/bronze/catalog.ts';
 import { CatalogProjection } from '../../../shared/bronze/catalog-sync.ts';
 import { arrayOf, mapOf, structOf } from '../../../shared/bronze/delta-types.ts';
@@ -213,5 +215,32 @@ describe('catalog configuration', () => {
     ).not.toThrow();
     expect(catalogDatabaseProblem('Inlet-Prod')).toMatch(/lowercase/);
     expect(catalogDatabaseProblem('inlet_prod_bronze')).toBeUndefined();
+  });
+});
+
+describe('how inlet table says to query a table', () => {
+  it('Athena through the Glue entry, Spark SQL and delta-rs by path', () => {
+    expect(tableQueries('s3://lake/t/_bronze', { database: 'inlet_bronze', table: 'click_events' })).toEqual({
+      athena: 'SELECT * FROM "inlet_bronze"."click_events" LIMIT 10',
+      sparkSql: 'SELECT * FROM delta.`s3://lake/t/_bronze` LIMIT 10',
+      deltaRs: 'DeltaTable("s3://lake/t/_bronze").to_pandas()',
+    });
+    expect(tableQueries('s3://lake/t/_bronze').athena).toBeUndefined();
+  });
+
+  it("local mode's table entries name the stack's database and each catalogued table's Glue name", () => {
+    const config = parsePipelineConfig({
+      tables: [
+        { name: 'click-events', prefix: 'c/', bronze: { format: 'json' } },
+        { name: 'quiet', prefix: 'q/', bronze: { format: 'json', catalog: false } },
+        { name: 'raw', prefix: 'r/' },
+      ],
+    });
+    const entries = withBronzeFields(config.tables, config, 'mb', 'Inlet');
+    expect(entries.map((e) => ('catalog' in e ? e.catalog : undefined))).toEqual([
+      { database: 'inlet_bronze', table: 'click_events' },
+      undefined,
+      undefined,
+    ]);
   });
 });
