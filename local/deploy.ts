@@ -36,6 +36,18 @@ const glueDatabaseName = (resource: CfnTemplate['Resources'][string]): string =>
   return name;
 };
 
+/**
+ * The resources the emulator's stack holds outside CloudFormation (its Glue databases), logical id -> the
+ * physical id their `Ref` gives: DescribeStackResources does not list them, a resumed stack needs them too.
+ */
+export function outsideStack(template: CfnTemplate): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(template.Resources)
+      .filter(([, r]) => r.Type === GLUE_DATABASE)
+      .map(([id, r]) => [id, glueDatabaseName(r)]),
+  );
+}
+
 /** `value` with every `{ Ref: id }` replaced by `name`. */
 function replaceRef(value: unknown, id: string, name: string): unknown {
   if (Array.isArray(value)) return value.map((v) => replaceRef(v, id, name));
