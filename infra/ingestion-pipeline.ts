@@ -133,6 +133,7 @@ export class IngestionPipeline extends Construct {
       logRetention,
       memorySize: props.bronzeSink?.memorySize,
       timeout: props.bronzeSink?.timeout,
+      catalogDatabase: props.bronzeSink?.catalogDatabase,
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       state: this.state,

@@ -131,6 +131,11 @@ export const bronzeConfigSchema = z
     partitionBy: z.optional(z.array(z.string())),
     /** Off unless set: landing files stay where they are. */
     cleanSource: z.optional(cleanSourceSchema),
+    /**
+     * Register the table in the stack's AWS Glue database as a Delta table, kept in step with its schema
+     * (docs/bronze.md, "Catalog"); false leaves it out of the catalog.
+     */
+    catalog: z._default(z.boolean(), true),
     /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */
     nudgeEveryMinutes: z._default(
       z

@@ -79,6 +79,8 @@ export const FUNCTION_ENV = {
     [ENV.manifestBucket]: requiredVar(),
     [ENV.sinkQueueUrl]: requiredVar(),
     [ENV.sinkQueueVisibilitySeconds]: requiredIntVar(),
+    // Written only when some bronze table has `catalog` (the construct creates the database then).
+    [ENV.glueDatabase]: z.optional(z.string().check(z.minLength(1))),
   }),
 } as const;
 
@@ -149,6 +151,7 @@ export const writeFunctionEnv = {
       readonly manifestBucket: string;
       readonly sinkQueueUrl: string;
       readonly sinkTimeoutSeconds: number;
+      readonly glueDatabase?: string;
     },
   ) =>
     writeEnv(FUNCTION_ENV.sink, {
@@ -157,6 +160,7 @@ export const writeFunctionEnv = {
       [ENV.sinkQueueUrl]: inputs.sinkQueueUrl,
       // What a table stopped for good waits for its retry: the queue's visibility timeout (infra/bronze.ts).
       [ENV.sinkQueueVisibilitySeconds]: sinkQueueVisibilitySeconds(inputs.sinkTimeoutSeconds),
+      [ENV.glueDatabase]: inputs.glueDatabase,
     }),
 } satisfies Record<FunctionName, (inputs: never) => Record<string, string>>;
 

@@ -16,6 +16,7 @@ describe('bronze table config', () => {
       maxFileBytes: 32 * 1024 * 1024,
       checkpointInterval: 100,
       nudgeEveryMinutes: 15,
+      catalog: true,
     });
   });
 
