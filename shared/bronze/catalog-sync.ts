@@ -36,6 +36,8 @@ export interface ProjectInput {
   readonly schema: TableSchema;
   /** The log version `schema` was read at. */
   readonly deltaVersion: number;
+  /** The table's partition columns. @default [] */
+  readonly partitionBy?: readonly string[];
 }
 
 /** Reads and writes one run makes before leaving a racing writer's entry to the next run. */

@@ -1,5 +1,5 @@
 import { type BronzeType, decimalOf } from './delta-types.ts';
-import { allColumns, type TableSchema } from './schema.ts';
+import { allColumns, type Column, type TableSchema, tableColumns } from './schema.ts';
 
 /**
  * A bronze table as the AWS Glue Data Catalog holds it (docs/bronze.md, "Catalog"): a native Delta Lake
@@ -99,7 +99,9 @@ const HIVE_PRIMITIVES = {
  * `CREATE EXTERNAL TABLE ... TBLPROPERTIES ('table_type'='DELTA')` writes it, and
  * `spark.sql.sources.provider` = `delta` with the location also as the SerDe's `path`, as AWS's page on
  * syncing Delta metadata gives it for Spark and other engines), every column of the log (system columns
- * included) in its order, unpartitioned.
+ * included) in its order; a partitioned table's partition columns as its `PartitionKeys`, in `partitionBy`
+ * order, as Athena writes the entry of a Delta table it creates (AWS's page on syncing Delta metadata: the
+ * Glue entry holds the schema and the partition columns).
  */
 export function catalogTable(input: {
   readonly table: string;
@@ -108,7 +110,13 @@ export function catalogTable(input: {
   readonly schema: TableSchema;
   /** The log version the schema was read at. */
   readonly deltaVersion: number;
+  /** The table's `partitionColumns`. @default [] */
+  readonly partitionBy?: readonly string[];
 }): CatalogTable {
+  const partitionBy = input.partitionBy ?? [];
+  const columns = tableColumns(input.schema, partitionBy);
+  const glue = (c: Column) => ({ Name: c.name, Type: hiveType(c.type) });
+  const partitionKeys = partitionBy.map((name) => columns.find((c) => c.name === name));
   return {
     Name: catalogTableName(input.table),
     TableType: 'EXTERNAL_TABLE',
@@ -119,9 +127,9 @@ export function catalogTable(input: {
       [CATALOG_TABLE_PARAMETER]: input.table,
       [CATALOG_VERSION_PARAMETER]: String(input.deltaVersion),
     },
-    PartitionKeys: [],
+    PartitionKeys: partitionKeys.filter((c) => c !== undefined).map(glue),
     StorageDescriptor: {
-      Columns: allColumns(input.schema).map((c) => ({ Name: c.name, Type: hiveType(c.type) })),
+      Columns: columns.filter((c) => !partitionBy.includes(c.name)).map(glue),
       Location: input.location,
       SerdeInfo: {
         SerializationLibrary: 'org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe',

@@ -349,7 +349,13 @@ export class SinkTable {
   ): Promise<Pick<SinkCursor, 'catalogued'>> {
     const schema = headSchema(head);
     if (!this.catalog || !config.catalog || !schema) return {};
-    const inStep = await this.catalog.project({ table, location, schema, deltaVersion: head.version });
+    const inStep = await this.catalog.project({
+      table,
+      location,
+      schema,
+      deltaVersion: head.version,
+      partitionBy: partitionColumnsOf(config),
+    });
     if (inStep) return { catalogued: deltaVersion };
     return cursor.catalogued === undefined ? {} : { catalogued: cursor.catalogued };
   }

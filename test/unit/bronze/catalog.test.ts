@@ -31,6 +31,26 @@ describe('the Glue entry of a bronze table', () => {
     expect(catalogDatabaseName('Inlet-Prod')).toBe('inlet_prod_bronze');
   });
 
+  it('a partitioned table lists its partition columns as partition keys, in partitionBy order, as Athena syncs them', () => {
+    const entry = catalogTable({
+      ...input([
+        { name: 'region', type: 'string' },
+        { name: 'id', type: 'long' },
+      ]),
+      partitionBy: ['region', '_ingest_date'],
+    });
+    expect(entry.PartitionKeys).toEqual([
+      { Name: 'region', Type: 'string' },
+      { Name: '_ingest_date', Type: 'date' },
+    ]);
+    expect(entry.StorageDescriptor.Columns.map((c) => c.Name)).toEqual([
+      'id',
+      '_rescued_data',
+      '_source_file',
+      '_manifest_version',
+    ]);
+  });
+
   it('maps every Delta type to the Hive type Spark and Athena spell', () => {
     const cases: Array<[Parameters<typeof hiveType>[0], string]> = [
       ['string', 'string'],
