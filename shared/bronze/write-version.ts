@@ -10,6 +10,7 @@ import type { DeltaStore, MissingReason, ReadIdentity, SinkPosition, SourceObjec
 import { readAhead } from './read-ahead.ts';
 import { decideSchema } from './schema.ts';
 import { SchemaObserver } from './schema-observer.ts';
+import { hintTypes } from './hint-types.ts';
 import { protocolChange } from './table-features.ts';
 import { headSchema, type TableHead } from './table-head.ts';
 import { sourceUrl } from './version-reads.ts';
@@ -123,7 +124,7 @@ export async function writePart(
   };
   const refs = manifest.files.slice(files.from, files.to);
   const budget: HoldBudget = { bytes: input.limits.maxBytes };
-  const observer = new SchemaObserver(config.format);
+  const observer = new SchemaObserver(config.format, config.nested);
   const identity = input.identity ?? 'path';
   // The write each file's first pass read, so the second reads exactly it (a rewrite between the passes
   // fails the part instead of mixing writes); and the files read at another write than the manifest names,
@@ -154,7 +155,7 @@ export async function writePart(
   const decision = decideSchema(
     headSchema(input.head),
     observer.columns(),
-    config.schemaHints,
+    hintTypes(config.schemaHints),
     config.evolution,
   );
   if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
