@@ -1,11 +1,11 @@
 import {
+  arrayOf,
   type BronzeType,
   decimalType,
   fieldNamesProblem,
   MAX_DECIMAL_PRECISION,
-  type PrimitiveType,
-  arrayOf,
   mapOf,
+  type PrimitiveType,
   structOf,
 } from './delta-types.ts';
 import { HintTypeError } from './errors.ts';

@@ -1,10 +1,4 @@
-import {
-  type BronzeType,
-  arrayOf,
-  nameProblem,
-  type PrimitiveType,
-  structOf,
-} from './delta-types.ts';
+import { arrayOf, type BronzeType, nameProblem, type PrimitiveType, structOf } from './delta-types.ts';
 import { temporalOf } from './temporal-text.ts';
 import { classifyNumber, DoubleLiteral, Unstorable } from './values.ts';
 

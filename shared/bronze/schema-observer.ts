@@ -1,8 +1,8 @@
 import type { BronzeConfig } from './config.ts';
 import { type BronzeType, mergeTypes } from './delta-types.ts';
+import { csvShape, mergeJson, type Shape, shapeType, widen } from './inferred-shape.ts';
 import type { Column } from './schema.ts';
 import { columnNameProblem } from './schema.ts';
-import { csvShape, mergeJson, type Shape, shapeType, widen } from './inferred-shape.ts';
 
 interface Seen {
   /** The first spelling of a name (case-insensitive) in the version; the others are rescued. */

@@ -15,8 +15,7 @@ import type { BronzeType } from './delta-types.ts';
 export type Temporal = { readonly type: BronzeType; readonly cell: number | bigint };
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIMESTAMP =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$/;
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})?$/;
 const FIRST_DAY = -719_162; // 0001-01-01
 const LAST_DAY = 2_932_896; // 9999-12-31
 const MICROS_PER_DAY = 86_400_000_000n;

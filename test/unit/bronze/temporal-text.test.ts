@@ -43,7 +43,9 @@ describe('ISO-8601 dates and timestamps in JSON strings and CSV fields', () => {
   it('prints back as the text the sink writes for these types', () => {
     for (const text of ['2024-01-02T03:04:05.123456Z', '0001-01-01T00:00:00.000000Z']) {
       const t = temporalOf(text);
-      expect(t !== undefined && t !== 'inexact' && timestampText(t.cell as bigint, 1_000_000n, true)).toBe(text);
+      expect(t !== undefined && t !== 'inexact' && timestampText(t.cell as bigint, 1_000_000n, true)).toBe(
+        text,
+      );
     }
     const d = temporalOf('1900-03-01');
     expect(d !== undefined && d !== 'inexact' && dateText(d.cell as number)).toBe('1900-03-01');
