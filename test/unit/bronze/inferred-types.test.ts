@@ -27,6 +27,30 @@ describe('JSON and CSV inference recognises dates and timestamps (Auto Loader cl
     expect(t.actions(0)[1]?.protocol).toMatchObject({ readerFeatures: ['timestampNtz'] });
   });
 
+  it("the add's stats bound inferred timestamps and dates as Spark writes them, struct fields as leaves", async () => {
+    const t = memoryTable({ format: 'jsonl' });
+    await t.write({
+      'a.json': lines(
+        '{"at":"2024-01-02T03:04:05.123456Z","day":"2024-01-02","u":{"n":1,"local":"2024-01-02T03:04:05.000001"}}',
+        '{"at":"2024-01-02T01:00:00+05:00","day":"2023-12-31","u":{"n":7}}',
+      ),
+    });
+    const add = t.actions(0).find((a) => a.add)?.add as { stats: string };
+    const stats = JSON.parse(add.stats);
+    // Milliseconds, the maximum rounded up (PROTOCOL.md "Per-file Statistics").
+    expect(stats.minValues).toMatchObject({
+      at: '2024-01-01T20:00:00.000Z',
+      day: '2023-12-31',
+      u: { n: 1, local: '2024-01-02T03:04:05.000' },
+    });
+    expect(stats.maxValues).toMatchObject({
+      at: '2024-01-02T03:04:05.124Z',
+      day: '2024-01-02',
+      u: { n: 7, local: '2024-01-02T03:04:05.001' },
+    });
+    expect(stats.nullCount).toMatchObject({ at: 0, day: 0, u: { n: 0, local: 1 } });
+  });
+
   it('CSV fields follow the same rules', async () => {
     const t = memoryTable({ format: 'csv' });
     await t.write({ 'a.csv': 'day,at\n2024-01-02,2024-01-02T03:04:05Z\n,2024-01-02T03:04:05.5-01:00\n' });
