@@ -54,9 +54,13 @@ function textCell(text: string): { type: BronzeType; cell: unknown } | undefined
   return temporal ?? { type: 'string', cell: text };
 }
 
-/** The literal of a number value (JSON number, CSV text in JSON number syntax), or undefined. */
-function numberLiteral(value: unknown, csv: boolean): string | undefined {
-  if (csv) return STRICT_NUMBER.test(value as string) ? (value as string) : undefined;
+/**
+ * The literal of a number value (JSON number, CSV text in JSON number syntax), or undefined. `strings`: a
+ * JSON string in number syntax too (Spark's JSON reader reads a decimal column's string as a decimal).
+ */
+function numberLiteral(value: unknown, csv: boolean, strings = false): string | undefined {
+  if (csv || (strings && typeof value === 'string'))
+    return STRICT_NUMBER.test(value as string) ? (value as string) : undefined;
   switch (typeof value) {
     case 'number':
       // A whole number came from an integer literal (json-parse.ts); any other prints back as its literal.
@@ -132,7 +136,7 @@ export function untypedConverter(to: BronzeType, csv: boolean): Converter {
   const decimal = decimalOf(to);
   if (decimal)
     return (v) => {
-      const literal = numberLiteral(v, csv);
+      const literal = numberLiteral(v, csv, true);
       const exact = literal === undefined ? undefined : literalDecimal(literal);
       return exact ? convertNumber(exact.unscaled, `decimal(38,${exact.scale})`, to) : MISFIT;
     };

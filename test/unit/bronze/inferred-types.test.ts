@@ -265,10 +265,20 @@ describe('schemaHints of every Delta type fit JSON and CSV values exactly, or re
 
   it('a decimal hint keeps digits no double holds, from JSON and CSV', async () => {
     const json = memoryTable({ format: 'jsonl', schemaHints: { d: 'decimal(38,18)' } });
-    await json.write({ 'a.json': lines('{"d":3.141592653589793238}', '{"d":12345678901234567890}') });
+    await json.write({
+      'a.json': lines(
+        '{"d":3.141592653589793238}',
+        '{"d":12345678901234567890}',
+        // A string in number syntax, as Spark's JSON reader takes it for a decimal; other text is rescued.
+        '{"d":"12.50"}',
+        '{"d":"12,50"}',
+      ),
+    });
     expect((await json.cells()).map((r) => r.d)).toEqual([
       3141592653589793238n,
       12345678901234567890n * 10n ** 18n,
+      125n * 10n ** 17n,
+      null,
     ]);
     const csv = memoryTable({ format: 'csv', schemaHints: { d: 'decimal(5,2)', day: 'date' } });
     await csv.write({ 'a.csv': 'd,day\n1.50,2024-01-02\n1.505,x\n' });
