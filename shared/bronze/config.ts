@@ -2,14 +2,14 @@ import { DEFAULTS } from '../kernel/defaults.ts';
 import { parseS3Prefix } from '../kernel/s3-url.ts';
 import * as z from '../kernel/zod.ts';
 import { nameProblem } from './delta-types.ts';
+import { HintTypeError, parseHintType } from './hint-types.ts';
 
 /**
- * Types a `schemaHints` entry may name: the types JSON and CSV inference produces. A table holds more (the
- * Delta type model, delta-types.ts); hints for those are not done yet
- * (docs/bronze.md, "Not done yet").
+ * What JSON objects and arrays become when inferred (docs/bronze.md, "JSON and CSV"): `typed` makes them
+ * `struct` / `array` columns, as Spark's JSON inference does; `jsonText` keeps them as their JSON text in a
+ * `string` column, for sources whose shapes vary. A hint names a column's type whatever the mode.
  */
-export const HINT_TYPES = ['string', 'long', 'double', 'boolean'] as const;
-export type HintType = (typeof HINT_TYPES)[number];
+export const NESTED_MODES = ['typed', 'jsonText'] as const;
 
 /** Columns the sink adds to every row; source data may not use these names (they go to `_rescued_data`). */
 export const RESCUED_COLUMN = '_rescued_data';
@@ -99,9 +99,24 @@ export const bronzeConfigSchema = z
      * array), `csv` has a header line, `parquet` brings its own column types.
      */
     format: z.enum(['json', 'jsonl', 'csv', 'parquet']),
-    /** Column -> type; overrides inference, e.g. `{ "zip": "string" }` so leading zeros survive. */
-    schemaHints: z._default(z.record(z.string().check(z.minLength(1)), z.enum(HINT_TYPES)), {}),
+    /**
+     * Column -> type in Spark DDL (hint-types.ts): overrides inference, e.g. `{ "zip": "string" }` so leading
+     * zeros survive, `{ "amount": "decimal(12,2)", "at": "timestamp", "tags": "array<string>" }`.
+     */
+    schemaHints: z._default(
+      z.record(
+        z.string().check(z.minLength(1)),
+        z.string().check(
+          z.superRefine((text, ctx) => {
+            const problem = hintTypeProblem(text);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          }),
+        ),
+      ),
+      {},
+    ),
     evolution: z._default(z.enum(EVOLUTION_MODES), 'addNewColumns'),
+    nested: z._default(z.enum(NESTED_MODES), 'typed'),
     /** `s3://bucket/prefix` of the Delta table. Default: `s3://<manifest bucket>/<table>/_bronze`. */
     location: z.optional(z.string().check(z.regex(S3_URL, 'location must be s3://bucket[/prefix]'))),
     /** A data file is closed once it reaches this size (checked per row group). */
@@ -152,7 +167,13 @@ export const bronzeConfigSchema = z
       // Delta names are case-insensitive (PROTOCOL.md "Schema Serialization Format"): a hint differing from
       // a system column or another hint only by case would make the table unreadable.
       const seen = new Map<string, string>();
-      for (const column of Object.keys(value.schemaHints)) {
+      for (const [column, text] of Object.entries(value.schemaHints)) {
+        if (value.format === 'csv' && typeof parseHintType(text) !== 'string')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['schemaHints', column],
+            message: `'${text}': a CSV field is text, it has no struct, array or map value to hold`,
+          });
         const lower = column.toLowerCase();
         const system = SYSTEM_COLUMNS.find((c) => c === lower);
         const problem = system
@@ -223,9 +244,32 @@ function partitionColumnProblem(
   if (!Object.hasOwn(hints, column))
     return `'${column}' has no schemaHints entry: a partition column's type is fixed by the first commit and never changes, so give it one (e.g. "${column}": "string")`;
   const type = hints[column];
-  if (typeof type !== 'string' || !PARTITION_TYPES.includes(type))
-    return `'${column}' is hinted ${typeof type === 'string' ? type : JSON.stringify(type)}: a partition column is one of ${PARTITION_TYPES.join(', ')} (its value is the directory name, exact text every engine parses back)`;
+  // The hint's type, whichever Spark DDL spelling names it (`bigint` is `long`); an invalid hint is reported
+  // by the hints' own check.
+  const parsed = typeof type === 'string' ? hintTypeOrUndefined(type) : undefined;
+  if (parsed !== undefined && !(typeof parsed === 'string' && PARTITION_TYPES.includes(parsed)))
+    return `'${column}' is hinted ${String(type)}: a partition column is one of ${PARTITION_TYPES.join(', ')} (its value is the directory name, exact text every engine parses back)`;
   return undefined;
+}
+
+function hintTypeOrUndefined(text: string) {
+  try {
+    return parseHintType(text);
+  } catch (e) {
+    if (e instanceof HintTypeError) return undefined;
+    throw e;
+  }
+}
+
+/** Why a hint's type names no type a column can hold, or undefined. */
+function hintTypeProblem(text: string): string | undefined {
+  try {
+    parseHintType(text);
+    return undefined;
+  } catch (e) {
+    if (e instanceof HintTypeError) return e.message;
+    throw e;
+  }
 }
 
 export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;

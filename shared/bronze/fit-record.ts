@@ -8,7 +8,8 @@ import {
   SYSTEM_COLUMNS,
 } from './config.ts';
 import { type BronzeType, typeText } from './delta-types.ts';
-import { type Converter, MISFIT, typedConverter, untypedConverter } from './fit.ts';
+import { type Converter, MISFIT, typedConverter } from './fit.ts';
+import { untypedConverter } from './fit-untyped.ts';
 import { byLowerName, caseTwin, columnNameProblem, type TableSchema } from './schema.ts';
 import { cellJson, Unstorable, untypedJson } from './values.ts';
 

@@ -6,7 +6,7 @@ import {
   SOURCE_FILE_COLUMN,
   SYSTEM_COLUMNS,
 } from './config.ts';
-import { type BronzeType, nameProblem, parseBronzeType } from './delta-types.ts';
+import { type BronzeType, nameProblem, parseBronzeType, type StructField } from './delta-types.ts';
 
 /** One data column of a bronze table, in the order it was first seen. */
 export interface Column {
@@ -71,10 +71,56 @@ export function decideSchema(
   }
   const known = byLowerName(current);
   const added = observed.filter((c) => !known.has(c.name.toLowerCase()));
-  if (added.length === 0 || mode === 'rescue' || mode === 'none')
+  // New fields inside existing struct columns are new columns too (a hinted column's type is the hint's).
+  const seen = new Map(observed.map((c) => [c.name, c.type]));
+  const newFields: string[] = [];
+  const evolved = current.map((c) => {
+    const type = seen.get(c.name);
+    if (type === undefined || Object.hasOwn(hints, c.name)) return c;
+    return { name: c.name, type: withNewFields(c.type, type, c.name, newFields) };
+  });
+  if ((added.length === 0 && newFields.length === 0) || mode === 'rescue' || mode === 'none')
     return { kind: 'ok', schema: current, changed: false };
-  if (mode === 'failOnNewColumns') return { kind: 'fail', newColumns: added.map((c) => c.name) };
-  return { kind: 'ok', schema: [...current, ...added.map(hinted)], changed: true };
+  if (mode === 'failOnNewColumns')
+    return { kind: 'fail', newColumns: [...added.map((c) => c.name), ...newFields] };
+  return { kind: 'ok', schema: [...evolved, ...added.map(hinted)], changed: true };
+}
+
+/**
+ * `current` with the struct fields `observed` has and it lacks, at any depth (in arrays' elements and maps'
+ * values too), their paths pushed to `added`. Existing fields keep their types (a value that does not fit
+ * is rescued); a field differing from an existing one only by case, or with a name Delta cannot store, is
+ * never added (its values are rescued whole).
+ */
+function withNewFields(current: BronzeType, observed: BronzeType, path: string, added: string[]): BronzeType {
+  if (typeof current === 'string' || typeof observed === 'string') return current;
+  if (current.type === 'array' && observed.type === 'array') {
+    const element = withNewFields(current.elementType, observed.elementType, `${path}.element`, added);
+    return element === current.elementType ? current : { ...current, elementType: element };
+  }
+  if (current.type === 'map' && observed.type === 'map') {
+    const value = withNewFields(current.valueType, observed.valueType, `${path}.value`, added);
+    return value === current.valueType ? current : { ...current, valueType: value };
+  }
+  if (current.type !== 'struct' || observed.type !== 'struct') return current;
+  const lower = byLowerName(current.fields);
+  let changed = false;
+  const fields: StructField[] = current.fields.map((f) => {
+    const twin = observed.fields.find((o) => o.name === f.name);
+    if (!twin) return f;
+    const type = withNewFields(f.type, twin.type, `${path}.${f.name}`, added);
+    if (type === f.type) return f;
+    changed = true;
+    return { ...f, type };
+  });
+  for (const field of observed.fields) {
+    if (lower.has(field.name.toLowerCase()) || nameProblem(field.name) !== undefined) continue;
+    lower.set(field.name.toLowerCase(), field.name);
+    added.push(`${path}.${field.name}`);
+    fields.push({ name: field.name, type: field.type, nullable: true, metadata: {} });
+    changed = true;
+  }
+  return changed ? { type: 'struct', fields } : current;
 }
 
 /** Every column a data file has, data then system, with its type. */

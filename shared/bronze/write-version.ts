@@ -4,6 +4,7 @@ import { type BronzeConfig, INGEST_DATE_COLUMN, partitionColumnsOf } from './con
 import { buildCommit } from './delta-log.ts';
 import { NewColumnsError } from './errors.ts';
 import { corruptRow, RecordFitter } from './fit-record.ts';
+import { hintTypes } from './hint-types.ts';
 import { fetchLanding, firstPass, type HoldBudget, type LandingFile, secondPass } from './landing-reads.ts';
 import type { DataFile } from './parquet-file.ts';
 import { PartitionedWriter } from './partitioned-writer.ts';
@@ -124,7 +125,7 @@ export async function writePart(
   };
   const refs = manifest.files.slice(files.from, files.to);
   const budget: HoldBudget = { bytes: input.limits.maxBytes };
-  const observer = new SchemaObserver(config.format);
+  const observer = new SchemaObserver(config.format, config.nested);
   const identity = input.identity ?? 'path';
   // The write each file's first pass read, so the second reads exactly it (a rewrite between the passes
   // fails the part instead of mixing writes); and the files read at another write than the manifest names,
@@ -157,7 +158,12 @@ export async function writePart(
   const observed = partitionBy.includes(INGEST_DATE_COLUMN)
     ? observer.columns().filter((c) => c.name.toLowerCase() !== INGEST_DATE_COLUMN)
     : observer.columns();
-  const decision = decideSchema(headSchema(input.head), observed, config.schemaHints, config.evolution);
+  const decision = decideSchema(
+    headSchema(input.head),
+    observed,
+    hintTypes(config.schemaHints),
+    config.evolution,
+  );
   if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
 
   const written: Array<Omit<DataFile, 'bytes'> & { size: number }> = [];

@@ -25,6 +25,18 @@ describe('partitionBy in a bronze config', () => {
     ).toEqual(['region', '_ingest_date']);
   });
 
+  it("takes a partition column hinted in Spark DDL's other spellings of a partitionable type", () => {
+    expect(
+      parse({
+        schemaHints: { day: 'bigint', shard: 'INT', kind: 'STRING' },
+        partitionBy: ['day', 'shard', 'kind'],
+      })?.partitionBy,
+    ).toEqual(['day', 'shard', 'kind']);
+    expect(problemsOf({ schemaHints: { amount: 'decimal(10,2)' }, partitionBy: ['amount'] })).toEqual([
+      expect.stringMatching(/partitionBy\.0: 'amount' is hinted decimal\(10,2\)/),
+    ]);
+  });
+
   it('refuses every column that cannot work, each problem listed at once', () => {
     const problems = problemsOf({
       schemaHints: { ok: 'string', ratio: 'double', Ok2: 'string' },
