@@ -146,6 +146,8 @@ export interface ParquetSplitterOptions {
   readonly maxFileBytes: number;
   /** Rows buffered before they are encoded as one row group. */
   readonly rowGroupRows?: number;
+  /** Each file's path, by its index in this splitter; default `dataFilePath(manifestVersion, index, attempt)`. */
+  readonly pathOf?: (index: number) => string;
   /** Called with each finished file, in order; awaited, so at most one file is held at a time. */
   readonly onFile: (file: DataFile) => Promise<void>;
 }
@@ -215,7 +217,9 @@ export class ParquetSplitter {
     if (!w) return;
     this.writer = undefined;
     w.parquet.finish();
-    const path = dataFilePath(this.options.manifestVersion, this.index, this.options.attempt);
+    const path =
+      this.options.pathOf?.(this.index) ??
+      dataFilePath(this.options.manifestVersion, this.index, this.options.attempt);
     this.index += 1;
     await this.options.onFile({
       path,
