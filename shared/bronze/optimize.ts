@@ -120,7 +120,8 @@ export async function optimizeTable(deps: OptimizeDeps, options: OptimizeOptions
       tally.binsSkipped += 1;
       continue;
     }
-    const body = optimizeCommit(bin, written, deps.now(), options.targetFileBytes);
+    // PROTOCOL.md's timestamps are Longs: whole milliseconds (a checkpoint stores them as INT64).
+    const body = optimizeCommit(bin, written, Math.floor(deps.now()), options.targetFileBytes);
     const outcome = await commitBin(deps, table, seen, bin, body);
     if (outcome === 'metadata') return { ...tally, stoppedBy: 'metadata' };
     if (outcome === 'conflict') {
@@ -208,17 +209,9 @@ export function optimizeCommit(
       },
     },
   ];
-  for (const add of bin)
-    actions.push({
-      remove: {
-        path: add.path,
-        deletionTimestamp: now,
-        dataChange: false,
-        extendedFileMetadata: true,
-        partitionValues: add.partitionValues,
-        size: add.size,
-      },
-    });
+  // The fields a checkpoint keeps of a tombstone (`extendedFileMetadata`, `size`... are optional and ours
+  // would not survive one); `deletionTimestamp` is what vacuum's retention counts from.
+  for (const add of bin) actions.push({ remove: { path: add.path, deletionTimestamp: now, dataChange: false } });
   for (const file of written)
     actions.push({
       add: {
