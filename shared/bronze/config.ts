@@ -2,6 +2,7 @@ import { DEFAULTS } from '../kernel/defaults.ts';
 import { parseS3Prefix } from '../kernel/s3-url.ts';
 import * as z from '../kernel/zod.ts';
 import { nameProblem } from './delta-types.ts';
+import { maintenanceSchema } from './maintenance-config.ts';
 
 /**
  * Types a `schemaHints` entry may name: the types JSON and CSV inference produces. A table holds more (the
@@ -101,6 +102,8 @@ export const bronzeConfigSchema = z
     ),
     /** Off unless set: landing files stay where they are. */
     cleanSource: z.optional(cleanSourceSchema),
+    /** Off unless set: the scheduled optimize and vacuum (maintenance-config.ts). */
+    maintenance: z.optional(maintenanceSchema),
     /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */
     nudgeEveryMinutes: z._default(
       z

@@ -4,6 +4,9 @@ import { InletError, isThrottle, UnknownOutcomeError } from '../kernel/errors.ts
 import { type AddAction, type DeltaAction, parseActions, serializeActions } from './delta-actions.ts';
 import { typeText } from './delta-types.ts';
 import { RESCUED_ROWS_TAG } from './log-state.ts';
+
+export { DEFAULT_TARGET_FILE_BYTES } from './maintenance-config.ts';
+
 import { type DataFile, ParquetSplitter } from './parquet-file.ts';
 import { parquetRecords } from './parquet-records.ts';
 import type { DeltaStore } from './ports.ts';
@@ -12,14 +15,6 @@ import { replayFiles, replayLog } from './snapshot.ts';
 import { protocolProblems } from './table-features.ts';
 import type { TableFiles } from './table-files.ts';
 import { Unstorable } from './values.ts';
-
-/**
- * delta-rs's default target (`delta.targetFileSize`, 104,857,600 bytes: its `OptimizeBuilder`), not
- * Databricks' 1 GB (`spark.databricks.delta.optimize.maxFileSize`): the file being built is held in the
- * function's memory (hyparquet-writer grows one buffer to about twice the file), so 100 MiB fits a 1 GB
- * function, and engines read 100 MB files as well as 1 GB ones (Databricks' own auto-compaction aims at 128 MB).
- */
-export const DEFAULT_TARGET_FILE_BYTES = 104_857_600;
 
 /** As the sink's commit: puts that settled nothing before the run gives up, jittered backoff between them. */
 const PUT_ATTEMPTS = 6;
@@ -211,7 +206,8 @@ export function optimizeCommit(
   ];
   // The fields a checkpoint keeps of a tombstone (`extendedFileMetadata`, `size`... are optional and ours
   // would not survive one); `deletionTimestamp` is what vacuum's retention counts from.
-  for (const add of bin) actions.push({ remove: { path: add.path, deletionTimestamp: now, dataChange: false } });
+  for (const add of bin)
+    actions.push({ remove: { path: add.path, deletionTimestamp: now, dataChange: false } });
   for (const file of written)
     actions.push({
       add: {

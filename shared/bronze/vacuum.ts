@@ -3,17 +3,12 @@ import type { MetaDataAction } from './delta-actions.ts';
 import type { DeltaStore } from './ports.ts';
 import { replayFiles, replayLog } from './snapshot.ts';
 import { readerProblems } from './table-features.ts';
+
+export { DEFAULT_RETENTION_MS, MIN_RETENTION_MS } from './maintenance-config.ts';
+
 import type { TableFiles } from './table-files.ts';
 
 const HOUR_MS = 3_600_000;
-/** Delta's `delta.deletedFileRetentionDuration` default, "interval 1 week" (PROTOCOL.md, Spark's DeltaConfigs). */
-export const DEFAULT_RETENTION_MS = 7 * 24 * HOUR_MS;
-/**
- * The least retention vacuum accepts: it must outlast the longest time between a writer uploading a data
- * file and committing it (a sink or optimize invocation, 15 minutes at most), or an uncommitted file
- * could be taken for an orphan (docs/protocol.md, V-I2). A day leaves room for clock skew and retries.
- */
-export const MIN_RETENTION_MS = 24 * HOUR_MS;
 /** Keys per DeleteObjects call (S3's limit). */
 const DELETE_BATCH = 1000;
 
@@ -99,8 +94,9 @@ export async function vacuumTable(
   };
   for await (const file of deps.files.list()) {
     if (isHidden(file.path) || live.has(file.path)) continue;
-    // A tombstone says when the file left the table; an orphan's upload is the latest it could have.
-    const since = Math.max(removedAt.get(file.path) ?? Number.NEGATIVE_INFINITY, file.lastModified);
+    // A tombstone says when the file left the table (Delta's rule); an orphan's upload is the latest it
+    // could have been wanted.
+    const since = removedAt.get(file.path) ?? file.lastModified;
     if (since >= cutoff) {
       result.filesKept += 1;
       continue;

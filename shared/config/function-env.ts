@@ -80,6 +80,11 @@ export const FUNCTION_ENV = {
     [ENV.sinkQueueUrl]: requiredVar(),
     [ENV.sinkQueueVisibilitySeconds]: requiredIntVar(),
   }),
+  /** Bronze optimize and vacuum: the Delta tables' locations come from the config and the manifest bucket. */
+  maintenance: envSchema({
+    ...COMMON,
+    [ENV.manifestBucket]: requiredVar(),
+  }),
 } as const;
 
 export type FunctionName = keyof typeof FUNCTION_ENV;
@@ -105,6 +110,11 @@ const common = (name: FunctionName, inputs: CommonEnvInputs) => ({
  * environment with the same writer, so neither can leave out a variable the runtime requires.
  */
 export const writeFunctionEnv = {
+  maintenance: (inputs: CommonEnvInputs & { readonly manifestBucket: string }) =>
+    writeEnv(FUNCTION_ENV.maintenance, {
+      ...common('maintenance', inputs),
+      [ENV.manifestBucket]: inputs.manifestBucket,
+    }),
   batcher: (inputs: CommonEnvInputs & { readonly manifestBucket: string; readonly commitQueueUrl: string }) =>
     writeEnv(FUNCTION_ENV.batcher, {
       ...common('batcher', inputs),
