@@ -232,7 +232,7 @@ export class Fleet {
   private async vacuum(worker: Worker): Promise<void> {
     const { scheduler, rng } = this.world;
     for (;;) {
-      await scheduler.sleep(worker, rng.int(10_000, 40_000));
+      await scheduler.sleep(worker, rng.int(3_000, 15_000));
       await this.invoke(worker, OPTIMIZE_TIMEOUT_MS, async () => {
         for (const { table, prefix } of bronzePrefixes(this.world.config)) {
           const { vacuumDelta: delta, files } = this.world.maintenancePorts(worker, prefix);
