@@ -1,12 +1,12 @@
-import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import type { Clock } from '../kernel/clock.ts';
-import { InletError, isThrottle, UnknownOutcomeError } from '../kernel/errors.ts';
+import { InletError } from '../kernel/errors.ts';
 import { type AddAction, type DeltaAction, parseActions, serializeActions } from './delta-actions.ts';
 import { typeText } from './delta-types.ts';
 import { RESCUED_ROWS_TAG } from './log-state.ts';
 
 export { DEFAULT_TARGET_FILE_BYTES } from './maintenance-config.ts';
 
+import { LogPut } from './log-put.ts';
 import { type DataFile, ParquetSplitter } from './parquet-file.ts';
 import { parquetRecords } from './parquet-records.ts';
 import type { DeltaStore } from './ports.ts';
@@ -16,9 +16,6 @@ import { protocolProblems } from './table-features.ts';
 import type { TableFiles } from './table-files.ts';
 import { Unstorable } from './values.ts';
 
-/** As the sink's commit: puts that settled nothing before the run gives up, jittered backoff between them. */
-const PUT_ATTEMPTS = 6;
-const PUT_BACKOFF: Backoff = { base: 50, cap: 2_000, jitter: 'full' };
 /** Other writers' commits stepped over for one bin before the run stops (the sink appends about one a minute). */
 const MAX_FOREIGN = 1000;
 
@@ -235,44 +232,15 @@ async function commitBin(
   body: string,
 ): Promise<'committed' | 'conflict' | 'metadata'> {
   const inputs = bin.map((a) => a.path);
-  let unsettled = 0;
-  const again = async (version: number) => {
-    unsettled += 1;
-    if (unsettled >= PUT_ATTEMPTS)
-      throw new InletError(
-        `bronze table ${table}: optimize's commit of version ${version} kept conflicting`,
-        {
-          retryable: true,
-        },
-      );
-    await deps.sleep(backoffDelay(PUT_BACKOFF, unsettled, deps.random));
-  };
+  const log = new LogPut(deps, `bronze table ${table}: optimize`);
   for (let foreign = 0; foreign <= MAX_FOREIGN; ) {
     if (inputs.some((p) => seen.touched.has(p))) return 'conflict';
     const version = seen.version + 1;
-    let put: 'created' | 'exists' | 'conflict' | 'unknown';
-    try {
-      put = await deps.delta.putCommitIfAbsent(version, body);
-    } catch (error) {
-      if (error instanceof UnknownOutcomeError) put = 'unknown';
-      else if (isThrottle(error)) put = 'conflict';
-      else throw error;
-    }
-    if (put === 'created') {
-      seen.version = version;
-      return 'committed';
-    }
-    if (put === 'conflict') {
-      await again(version);
-      continue;
-    }
-    const found = await deps.delta.getCommit(version);
-    if (found === undefined) {
-      await again(version);
-      continue;
-    }
+    const put = await log.put(version, body);
+    if (put.kind === 'again') continue;
     seen.version = version;
-    if (found === body) return 'committed';
+    if (put.kind === 'created' || put.text === body) return 'committed';
+    const found = put.text;
     for (const action of parseActions({ table, version }, found)) {
       if ('metaData' in action || 'protocol' in action) return 'metadata';
       if ('add' in action) seen.touched.add(action.add.path);
