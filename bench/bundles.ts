@@ -46,6 +46,7 @@ const FUNCTIONS: Record<FunctionName, readonly ClientName[]> = {
   sweeper: ['DynamoDBClient', 'SQSClient'],
   backfill: ['DynamoDBClient', 'S3Client', 'SQSClient'],
   sink: ['DynamoDBClient', 'S3Client', 'SQSClient'],
+  maintenance: ['S3Client'],
 };
 
 const OPTIONS = {

@@ -1,5 +1,5 @@
 import { type BronzeType, decimalOf } from './delta-types.ts';
-import { allColumns, type Column, type TableSchema, tableColumns } from './schema.ts';
+import { type Column, type TableSchema, tableColumns } from './schema.ts';
 
 /**
  * A bronze table as the AWS Glue Data Catalog holds it (docs/bronze.md, "Catalog"): a native Delta Lake

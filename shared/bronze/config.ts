@@ -3,6 +3,7 @@ import { parseS3Prefix } from '../kernel/s3-url.ts';
 import * as z from '../kernel/zod.ts';
 import { nameProblem } from './delta-types.ts';
 import { HintTypeError, parseHintType } from './hint-types.ts';
+import { maintenanceSchema } from './maintenance-config.ts';
 
 /**
  * What JSON objects and arrays become when inferred (docs/bronze.md, "JSON and CSV"): `typed` makes them
@@ -151,6 +152,8 @@ export const bronzeConfigSchema = z
      * (docs/bronze.md, "Catalog"); false leaves it out of the catalog.
      */
     catalog: z._default(z.boolean(), true),
+    /** Off unless set: the scheduled optimize and vacuum (maintenance-config.ts). */
+    maintenance: z.optional(maintenanceSchema),
     /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */
     nudgeEveryMinutes: z._default(
       z

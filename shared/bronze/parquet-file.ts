@@ -156,6 +156,8 @@ export interface ParquetSplitterOptions {
   };
   /** The next file's index in the commit, when several splitters write one commit. @default its own count */
   readonly nextIndex?: () => number;
+  /** Each file's path, by its index in this splitter; default `dataFilePath(manifestVersion, index, attempt)`. */
+  readonly pathOf?: (index: number) => string;
   /** Called with each finished file, in order; awaited, so at most one file is held at a time. */
   readonly onFile: (file: DataFile) => Promise<void>;
 }
@@ -239,7 +241,9 @@ export class ParquetSplitter {
     w.parquet.finish();
     const index = this.options.nextIndex?.() ?? this.index;
     const { partition } = this.options;
-    const path = `${partition?.directory ?? ''}${dataFilePath(this.options.manifestVersion, index, this.options.attempt)}`;
+    const path =
+      this.options.pathOf?.(index) ??
+      `${partition?.directory ?? ''}${dataFilePath(this.options.manifestVersion, index, this.options.attempt)}`;
     this.index += 1;
     await this.options.onFile({
       path,

@@ -82,6 +82,11 @@ export const FUNCTION_ENV = {
     // Written only when some bronze table has `catalog` (the construct creates the database then).
     [ENV.glueDatabase]: z.optional(z.string().check(z.minLength(1))),
   }),
+  /** Bronze optimize and vacuum: the Delta tables' locations come from the config and the manifest bucket. */
+  maintenance: envSchema({
+    ...COMMON,
+    [ENV.manifestBucket]: requiredVar(),
+  }),
 } as const;
 
 export type FunctionName = keyof typeof FUNCTION_ENV;
@@ -107,6 +112,11 @@ const common = (name: FunctionName, inputs: CommonEnvInputs) => ({
  * environment with the same writer, so neither can leave out a variable the runtime requires.
  */
 export const writeFunctionEnv = {
+  maintenance: (inputs: CommonEnvInputs & { readonly manifestBucket: string }) =>
+    writeEnv(FUNCTION_ENV.maintenance, {
+      ...common('maintenance', inputs),
+      [ENV.manifestBucket]: inputs.manifestBucket,
+    }),
   batcher: (inputs: CommonEnvInputs & { readonly manifestBucket: string; readonly commitQueueUrl: string }) =>
     writeEnv(FUNCTION_ENV.batcher, {
       ...common('batcher', inputs),

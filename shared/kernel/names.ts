@@ -95,6 +95,7 @@ export const SERVICE = {
   sweeper: 'inlet-sweeper',
   backfill: 'inlet-backfill',
   sink: 'inlet-sink',
+  maintenance: 'inlet-maintenance',
 } as const;
 
 /**

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InletStack } from '../../infra/inlet-stack.ts';
 import { FUNCTION_ENV } from '../../shared/config/function-env.ts';
 import { ENV, SERVICE } from '../../shared/kernel/names.ts';
+import { maintenanceRuntimeFromEnv } from '../../shared/runtime/maintenance.ts';
 import {
   backfillFromEnv,
   batcherRuntimeFromEnv,
@@ -26,6 +27,7 @@ const START: Record<keyof typeof SERVICE, (env: Env) => unknown> = {
   sweeper: (env) => sweeperRuntimeFromEnv(SERVICE.sweeper, env),
   backfill: (env) => backfillFromEnv(SERVICE.backfill, env),
   sink: (env) => sinkRuntimeFromEnv(env),
+  maintenance: (env) => maintenanceRuntimeFromEnv(env),
 };
 
 /** Read by Powertools itself (Logger, Metrics) from process.env, not by Inlet's runtime. */
@@ -42,7 +44,7 @@ const PLATFORM = /^(AWS_|INLET_AWS_)/;
 function writtenEnvironments(): Map<keyof typeof SERVICE, Env> {
   const stack = new InletStack(cdkApp(), 'Env', {
     tables: [
-      { name: 'orders', prefix: 'orders/', bronze: { format: 'jsonl' } },
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'jsonl', maintenance: {} } },
       { name: 'clicks', prefix: 'clicks/' },
     ],
   });
@@ -50,7 +52,7 @@ function writtenEnvironments(): Map<keyof typeof SERVICE, Env> {
   const found = new Map<keyof typeof SERVICE, Env>();
   for (const [id, fn] of Object.entries(functions)) {
     const name = (Object.keys(SERVICE) as (keyof typeof SERVICE)[]).find((n) =>
-      new RegExp(`^Inlet(Functions|Bronze)${n[0]?.toUpperCase()}${n.slice(1)}[0-9A-F]{8}$`).test(id),
+      new RegExp(`^Inlet(Functions|Bronze)?${n[0]?.toUpperCase()}${n.slice(1)}[0-9A-F]{8}$`).test(id),
     );
     if (!name) continue;
     const variables = (fn.Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
@@ -83,7 +85,7 @@ function reads(start: (env: Env) => unknown, env: Env): Set<string> {
 describe('function environments: what the construct writes is what the runtime reads', () => {
   const written = writtenEnvironments();
 
-  it('finds all five functions in the template', () => {
+  it('finds all six functions in the template', () => {
     expect([...written.keys()].sort()).toEqual(Object.keys(SERVICE).sort());
   });
 
