@@ -249,30 +249,27 @@ function partitionColumnProblem(
   const type = hints[column];
   // The hint's type, whichever Spark DDL spelling names it (`bigint` is `long`); an invalid hint is reported
   // by the hints' own check.
-  const parsed = typeof type === 'string' ? hintTypeOrUndefined(type) : undefined;
+  const read = typeof type === 'string' ? readHintType(type) : undefined;
+  const parsed = read instanceof HintTypeError ? undefined : read;
   if (parsed !== undefined && !(typeof parsed === 'string' && PARTITION_TYPES.includes(parsed)))
     return `'${column}' is hinted ${String(type)}: a partition column is one of ${PARTITION_TYPES.join(', ')} (its value is the directory name, exact text every engine parses back)`;
   return undefined;
 }
 
-function hintTypeOrUndefined(text: string) {
+/** The type a hint names, or the HintTypeError saying why it names none. */
+function readHintType(text: string): ReturnType<typeof parseHintType> | HintTypeError {
   try {
     return parseHintType(text);
   } catch (e) {
-    if (e instanceof HintTypeError) return undefined;
+    if (e instanceof HintTypeError) return e;
     throw e;
   }
 }
 
 /** Why a hint's type names no type a column can hold, or undefined. */
 function hintTypeProblem(text: string): string | undefined {
-  try {
-    parseHintType(text);
-    return undefined;
-  } catch (e) {
-    if (e instanceof HintTypeError) return e.message;
-    throw e;
-  }
+  const type = readHintType(text);
+  return type instanceof HintTypeError ? type.message : undefined;
 }
 
 export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;
