@@ -152,6 +152,12 @@ export const bronzeConfigSchema = z
      * (docs/bronze.md, "Catalog"); false leaves it out of the catalog.
      */
     catalog: z._default(z.boolean(), true),
+    /**
+     * Keep `_symlink_format_manifest/` listing the table's live files after every commit, for readers of
+     * manifests instead of the Delta log: Redshift Spectrum (docs/bronze.md, "Symlink manifests"). Off unless
+     * set, as Delta's `delta.compatibility.symlinkFormatManifest.enabled`.
+     */
+    symlinkManifest: z._default(z.boolean(), false),
     /** Off unless set: the scheduled optimize and vacuum (maintenance-config.ts). */
     maintenance: z.optional(maintenanceSchema),
     /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */

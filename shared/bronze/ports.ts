@@ -125,6 +125,33 @@ export interface SinkCursor extends SinkPosition {
    * repairs the entry (docs/protocol.md, "Catalog projection").
    */
   readonly catalogued?: number;
+  /**
+   * The `deltaVersion` the table's symlink manifests were last known to list (absent: never, or the table has
+   * none). Behind `deltaVersion` after a failed manifest write: the next run repairs them (docs/bronze.md,
+   * "Symlink manifests").
+   */
+  readonly symlinked?: number;
+}
+
+/**
+ * A table's symlink manifests (`_symlink_format_manifest/<partition dir>manifest`, Delta's
+ * `GENERATE symlink_format_manifest` layout): each lists the data files of one partition, and records the
+ * Delta version it lists, so an older projection never replaces a newer one.
+ */
+export interface SymlinkManifests {
+  /** The manifest of `dir` (`''` unpartitioned, else `col=value/...`): the version it lists, its ETag. */
+  read(dir: string): Promise<{ readonly version: number; readonly etag: string } | undefined>;
+  /**
+   * Writes the manifest of `dir` only if it is still the object `etag` names (`If-Match`), or absent when
+   * `etag` is undefined (`If-None-Match: *`). `conflict`: it changed or appeared since it was read (412), or
+   * a concurrent conditional write to it was in flight (409); read it again.
+   */
+  write(
+    dir: string,
+    body: string,
+    version: number,
+    etag: string | undefined,
+  ): Promise<'written' | 'conflict'>;
 }
 
 export interface SinkCursorStore {

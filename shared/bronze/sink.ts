@@ -18,9 +18,11 @@ import type {
   SinkCursor,
   SinkCursorStore,
   SourceObjects,
+  SymlinkManifests,
 } from './ports.ts';
 import { type CleanResult, cleanSource } from './sink-clean.ts';
 import { checkpointDue, writeCheckpoint } from './snapshot.ts';
+import { projectManifests } from './symlink-manifest.ts';
 import { checkWritable, headPosition, headSchema, loadHead, type TableHead } from './table-head.ts';
 import { VersionCommits } from './version-reads.ts';
 import {
@@ -56,6 +58,8 @@ export interface SinkDeps extends Clock {
   readonly checkpointRows?: number;
   /** The Glue database tables with `catalog` are registered in; without it no table is. */
   readonly catalog?: { readonly tables: TableCatalog; readonly database: string };
+  /** The symlink manifests of the table at `s3://bucket/prefix`; needed only by tables with `symlinkManifest`. */
+  readonly manifestsAt?: (bucket: string, prefix: string) => SymlinkManifests;
 }
 
 export interface SinkOutcome {
@@ -184,7 +188,7 @@ export class SinkTable {
     let cursor = await deps.cursors.get(table);
     // The up-to-date table costs one cursor read and one manifest read, no log read.
     let manifest = await deps.store.getManifest(table, cursor.manifestVersion + 1);
-    if (!manifest) return { kind: 'caughtUp', cursor: await this.repairCatalog(table, config, cursor) };
+    if (!manifest) return { kind: 'caughtUp', cursor: await this.repairProjections(table, config, cursor) };
     if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
 
     const head = await loadHead(delta, table, cursor.deltaVersion);
@@ -305,6 +309,7 @@ export class SinkTable {
     const sum = (key: 'rows' | 'rescued') => head.uncounted.reduce((total, c) => total + c[key], 0);
     // Before the cursor moves: a crash in between finds the commit uncounted and projects it again.
     const catalogued = await this.project(table, config, at.location, head, last.version, cursor);
+    const symlinked = await this.symlink(table, config, at, last.version, cursor);
     // Parts made smaller by a run that ran out of time grow back with each commit.
     const grown = cursor.partFiles === undefined ? undefined : cursor.partFiles * 2;
     const next: SinkCursor = {
@@ -316,6 +321,7 @@ export class SinkTable {
       rescued: cursor.rescued + sum('rescued'),
       ...(grown !== undefined && grown < at.limits.maxFiles ? { partFiles: grown } : {}),
       ...catalogued,
+      ...symlinked,
     };
     if (!(await this.deps.cursors.advance(cursor, next))) {
       this.deps.log.warn('sink cursor moved under us; re-reading', { table, deltaVersion: last.version });
@@ -361,23 +367,65 @@ export class SinkTable {
   }
 
   /**
-   * A table with nothing to write whose Glue entry a run could not write: read its head and project it, so
-   * a catalog failure is repaired by the next run even when no commit follows. Costs nothing once in step.
+   * Writes the table's symlink manifests at the head (docs/bronze.md, "Symlink manifests"): the cursor's
+   * `symlinked` becomes `deltaVersion` when they list it, and stays where it was when they could not be
+   * written (logged), for the next run to repair.
    */
-  private async repairCatalog(table: string, config: BronzeConfig, cursor: SinkCursor): Promise<SinkCursor> {
-    if (
-      !this.catalog ||
-      !config.catalog ||
-      cursor.deltaVersion < 0 ||
-      cursor.catalogued === cursor.deltaVersion
-    )
-      return cursor;
+  private async symlink(
+    table: string,
+    config: BronzeConfig,
+    at: { readonly delta: DeltaStore; readonly location: string; readonly head: TableHead },
+    deltaVersion: number,
+    cursor: SinkCursor,
+  ): Promise<Pick<SinkCursor, 'symlinked'>> {
+    if (!config.symlinkManifest) return {};
+    const manifestsAt = this.deps.manifestsAt;
+    if (!manifestsAt)
+      throw new InletError(`table ${table} has symlinkManifest but the sink was given no store for them`, {
+        retryable: false,
+      });
     const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
-    const head = await loadHead(this.deps.deltaAt(bucket, prefix), table, cursor.deltaVersion);
+    const inStep = await projectManifests({
+      table,
+      delta: at.delta,
+      manifests: manifestsAt(bucket, prefix),
+      location: at.location,
+      partitionColumns: at.head.metaData?.partitionColumns ?? [],
+      version: at.head.version,
+      since: cursor.symlinked,
+      log: this.deps.log,
+    });
+    if (inStep) return { symlinked: deltaVersion };
+    return cursor.symlinked === undefined ? {} : { symlinked: cursor.symlinked };
+  }
+
+  /**
+   * A table with nothing to write whose Glue entry or symlink manifests a run could not write: read its head
+   * and project it, so a failure is repaired by the next run even when no commit follows. Costs nothing once
+   * in step.
+   */
+  private async repairProjections(
+    table: string,
+    config: BronzeConfig,
+    cursor: SinkCursor,
+  ): Promise<SinkCursor> {
+    const catalogBehind = this.catalog && config.catalog && cursor.catalogued !== cursor.deltaVersion;
+    const manifestsBehind = config.symlinkManifest && cursor.symlinked !== cursor.deltaVersion;
+    if (cursor.deltaVersion < 0 || !(catalogBehind || manifestsBehind)) return cursor;
+    const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
+    const delta = this.deps.deltaAt(bucket, prefix);
+    const head = await loadHead(delta, table, cursor.deltaVersion);
     const location = `s3://${bucket}/${prefix}`;
-    const catalogued = await this.project(table, config, location, head, cursor.deltaVersion, cursor);
-    if (catalogued.catalogued === cursor.catalogued) return cursor;
-    const next = { ...cursor, ...catalogued };
+    const projected = {
+      ...(catalogBehind
+        ? await this.project(table, config, location, head, cursor.deltaVersion, cursor)
+        : {}),
+      ...(manifestsBehind
+        ? await this.symlink(table, config, { delta, location, head }, cursor.deltaVersion, cursor)
+        : {}),
+    };
+    const next = { ...cursor, ...projected };
+    if (next.catalogued === cursor.catalogued && next.symlinked === cursor.symlinked) return cursor;
     // Conditional like any advance: a run that moved the cursor meanwhile projected its own head.
     return (await this.deps.cursors.advance(cursor, next)) ? next : cursor;
   }

@@ -9,6 +9,7 @@ import { GlueTableCatalog } from '../bronze/aws/glue-table-catalog.ts';
 import { S3DeltaStore } from '../bronze/aws/s3-delta-store.ts';
 import { S3LandingCleaner } from '../bronze/aws/s3-landing-cleaner.ts';
 import { S3SourceObjects } from '../bronze/aws/s3-source-objects.ts';
+import { S3SymlinkManifests } from '../bronze/aws/s3-symlink-manifests.ts';
 import { SqsSinkNudger } from '../bronze/aws/sqs-sink-nudger.ts';
 import type { SinkNudger } from '../bronze/ports.ts';
 import type { SinkHandlerDeps } from '../bronze/sink-handler.ts';
@@ -57,6 +58,7 @@ export function sinkRuntimeFromEnv(
     store: new S3BatchStore({ client: s3, bucket: manifestBucket }),
     sources: new S3SourceObjects(s3),
     deltaAt: (bucket, prefix) => new S3DeltaStore(s3, bucket, prefix),
+    manifestsAt: (bucket, prefix) => new S3SymlinkManifests(s3, bucket, prefix),
     cursors,
     heads: cursors,
     cleaner: new S3LandingCleaner(s3),

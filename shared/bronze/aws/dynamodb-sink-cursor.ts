@@ -18,6 +18,7 @@ export function cursorItem(cursor: SinkCursor): Record<string, unknown> {
     rescued: cursor.rescued,
     partFiles: cursor.partFiles,
     catalogued: cursor.catalogued,
+    symlinked: cursor.symlinked,
   };
 }
 
@@ -39,6 +40,7 @@ export function cursorFromItem(table: string, item: Record<string, unknown> | un
     rescued: (item.rescued as number | undefined) ?? 0,
     ...(typeof item.partFiles === 'number' ? { partFiles: item.partFiles } : {}),
     ...(typeof item.catalogued === 'number' ? { catalogued: item.catalogued } : {}),
+    ...(typeof item.symlinked === 'number' ? { symlinked: item.symlinked } : {}),
   };
 }
 
