@@ -3,6 +3,7 @@ import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand } from 
 import { beforeAll } from 'vitest';
 import { DynamoDbSinkCursorStore } from '../../shared/bronze/aws/dynamodb-sink-cursor.ts';
 import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
+import { S3SymlinkManifests } from '../../shared/bronze/aws/s3-symlink-manifests.ts';
 import { DynamoDbLedger } from '../../shared/ingestion/aws/dynamodb-ledger.ts';
 import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
 import { SqsCommitQueue } from '../../shared/ingestion/aws/sqs-commit-queue.ts';
@@ -11,6 +12,7 @@ import { createPipelineResources, type PipelineResources } from '../support/reso
 import { type BronzeTarget, deltaStoreContract, sinkCursorContract } from './bronze-contract.ts';
 import { ledgerContract } from './ledger-contract.ts';
 import { batchStoreContract, commitQueueContract } from './storage-contract.ts';
+import { symlinkManifestsContract } from './symlink-contract.ts';
 import { type ContractTarget, freshTable } from './target.ts';
 
 const clients = testClients();
@@ -62,3 +64,6 @@ async function bronzeAdapterTarget(): Promise<BronzeTarget> {
 
 deltaStoreContract(bronzeAdapterTarget);
 sinkCursorContract(bronzeAdapterTarget);
+symlinkManifestsContract(
+  async () => new S3SymlinkManifests(clients.s3, resources.manifestBucket, `${freshTable()}/_bronze`),
+);

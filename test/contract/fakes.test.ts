@@ -5,10 +5,12 @@
  */
 import { describe } from 'vitest';
 import { MemoryCursors, MemoryDelta } from '../unit/bronze/memory.ts';
+import { MemoryManifests } from '../unit/bronze/memory-manifests.ts';
 import { deltaStoreContract, sinkCursorContract } from './bronze-contract.ts';
 import { fakeBronzeTarget, fakeTarget } from './fake-target.ts';
 import { ledgerContract } from './ledger-contract.ts';
 import { batchStoreContract, commitQueueContract } from './storage-contract.ts';
+import { symlinkManifestsContract } from './symlink-contract.ts';
 
 for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
   describe(`fakes, seed ${seed}`, () => {
@@ -26,4 +28,5 @@ describe('unit test fakes', () => {
   const memory = async () => ({ delta: () => new MemoryDelta(), cursors: new MemoryCursors() });
   deltaStoreContract(memory);
   sinkCursorContract(memory);
+  symlinkManifestsContract(async () => new MemoryManifests());
 });

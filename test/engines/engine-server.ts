@@ -152,6 +152,11 @@ export class EngineServer {
     });
   }
 
+  /** Spark's `GENERATE symlink_format_manifest FOR TABLE`: Delta's own manifests, written over the table's. */
+  generateSymlinkManifest(uri: string): Promise<null> {
+    return this.request(`spark GENERATE symlink_format_manifest of ${uri}`, { op: 'symlink', uri });
+  }
+
   /** delta-rs's `get_add_actions(flatten=True)`: each file's stats as delta-rs parses them, values as text. */
   fileStats(uri: string): Promise<Array<Record<string, string | null>>> {
     return this.request(`delta-rs stats of ${uri}`, { op: 'stats', uri });

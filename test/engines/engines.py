@@ -303,6 +303,12 @@ def spark_history(uri):
     ]
 
 
+def spark_generate_manifest(uri):
+    """Delta's own symlink manifests of the table (GENERATE symlink_format_manifest), written over any there."""
+    spark().sql(f"GENERATE symlink_format_manifest FOR TABLE delta.`{s3a(uri)}`")
+    return None
+
+
 def spark_stream(uri, checkpoint, starting_version):
     """One `trigger(availableNow=True)` run of a Delta streaming read: the rows this run read. A
     `foreachBatch` sink collects each micro-batch (the memory sink cannot resume from a checkpoint), so a run
@@ -355,6 +361,8 @@ def dispatch(request):
         return (spark_skipping if engine == "spark" else delta_rs_skipping)(uri, request["predicate"])
     if op == "stats":
         return delta_rs_stats(uri)
+    if op == "symlink":
+        return spark_generate_manifest(uri)
     if op == "stream":
         return spark_stream(uri, request["checkpoint"], request.get("startingVersion"))
     raise ValueError(f"unknown op {op}")

@@ -209,6 +209,15 @@ describe.each(SHAPES.map((shape) => [shape.name, shape] as const))('%s', (name, 
       );
       expect(lines).toEqual([]);
     });
+
+  // Last: Spark's GENERATE writes its manifests over the sink's.
+  if (bronzeOf(shape).symlinkManifest)
+    it("its symlink manifests list exactly the files Spark's GENERATE symlink_format_manifest lists", async () => {
+      const ours = await table.symlinkManifests();
+      expect(Object.keys(ours).length, 'the sink wrote manifests').toBeGreaterThan(0);
+      await server.generateSymlinkManifest(table.uri);
+      expect(ours).toEqual(await table.symlinkManifests());
+    });
 });
 
 /** Each of the shape's filtered reads by every engine on `uri`: the files it scanned and the rows it returned. */

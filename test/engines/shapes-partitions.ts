@@ -26,6 +26,8 @@ export const PARTITION_SHAPES: readonly Shape[] = [
       schemaHints: { region: 'string' },
       partitionBy: ['region'],
       checkpointInterval: 2,
+      // One manifest per escaped partition directory, as Spark's GENERATE writes them (engines.test.ts).
+      symlinkManifest: true,
     },
     versions: [
       {

@@ -13,6 +13,7 @@ import type { MetaDataAction } from '../../shared/bronze/delta-actions.ts';
 import { logKey } from '../../shared/bronze/delta-log.ts';
 import { SinkTable } from '../../shared/bronze/sink.ts';
 import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
+import { SYMLINK_MANIFEST_DIR } from '../../shared/bronze/symlink-manifest.ts';
 import type { AwsTarget } from '../../shared/kernel/aws/target.ts';
 import { silentLog } from '../../shared/kernel/log.ts';
 import { MemoryMetrics } from '../../shared/kernel/metrics.ts';
@@ -58,6 +59,11 @@ export interface WrittenTable {
   metaData(): Promise<MetaDataAction>;
   /** The version `_last_checkpoint` names, if the sink wrote one. */
   lastCheckpoint(): Promise<number | undefined>;
+  /**
+   * Every manifest under `_symlink_format_manifest/`, by its partition directory (`''` unpartitioned): the
+   * data files it lists, sorted, the scheme written `s3://` (Spark writes the `s3a://` it read through).
+   */
+  symlinkManifests(): Promise<Record<string, string[]>>;
 }
 
 /**
@@ -117,6 +123,20 @@ export async function writeShape(
         .map((line) => JSON.parse(line) as Record<string, Record<string, unknown>>);
     },
     landingKeys: () => listKeys(clients, landingBucket, ''),
+    symlinkManifests: async () => {
+      const root = `${prefix}/${SYMLINK_MANIFEST_DIR}/`;
+      const manifests: Record<string, string[]> = {};
+      for (const key of await listKeys(clients, bucket, root)) {
+        const object = await clients.s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const text = (await object.Body?.transformToString()) ?? '';
+        manifests[key.slice(root.length).replace(/manifest$/, '')] = text
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => line.replace(/^s3a:\/\//, 's3://'))
+          .sort();
+      }
+      return manifests;
+    },
     log,
     ingestDate: (index) => {
       const at = committedAt[index];

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { SymlinkManifests } from '../../../shared/bronze/ports.ts';
 import { SinkTable } from '../../../shared/bronze/sink.ts';
 import { loadSnapshot } from '../../../shared/bronze/snapshot.ts';
 import { projectManifests } from '../../../shared/bronze/symlink-manifest.ts';
@@ -8,43 +7,7 @@ import type { Manifest } from '../../../shared/ingestion/manifest.ts';
 import { systemClock } from '../../../shared/kernel/clock.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf } from './memory.ts';
-
-/**
- * Manifests in memory, as S3's conditional writes behave: a write names the ETag it read (or none: the key
- * must be absent) and is a conflict otherwise. `failNext` throws (an S3 outage); `beforeWrite` runs between a
- * projection's read and its write (a racing writer).
- */
-class MemoryManifests implements SymlinkManifests {
-  readonly objects = new Map<string, { body: string; version: number; etag: string }>();
-  readonly writes: string[] = [];
-  failNext = 0;
-  beforeWrite?: () => void;
-  private etags = 0;
-
-  async read(dir: string) {
-    const found = this.objects.get(dir);
-    return found && { version: found.version, etag: found.etag };
-  }
-
-  async write(dir: string, body: string, version: number, etag: string | undefined) {
-    if (this.failNext > 0) {
-      this.failNext -= 1;
-      throw new Error('S3 unavailable');
-    }
-    const hook = this.beforeWrite;
-    this.beforeWrite = undefined;
-    hook?.();
-    if (this.objects.get(dir)?.etag !== etag) return 'conflict' as const;
-    this.etags += 1;
-    this.objects.set(dir, { body, version, etag: `"e${this.etags}"` });
-    this.writes.push(dir);
-    return 'written' as const;
-  }
-
-  lines(dir: string): string[] {
-    return (this.objects.get(dir)?.body ?? '').split('\n').filter((l) => l !== '');
-  }
-}
+import { MemoryManifests } from './memory-manifests.ts';
 
 const LOCATION = 's3://mb/t-1/_bronze';
 
@@ -81,7 +44,15 @@ function setup(bronze: Record<string, unknown> = {}) {
       .map((a) => `${LOCATION}/${decodeURIComponent(a.path)}`)
       .filter((line) => line.startsWith(`${LOCATION}/${dir}`))
       .sort();
-  return { sink, links, cursors, delta, commit, live, run: () => sink.catchUp('t-1', Number.POSITIVE_INFINITY) };
+  return {
+    sink,
+    links,
+    cursors,
+    delta,
+    commit,
+    live,
+    run: () => sink.catchUp('t-1', Number.POSITIVE_INFINITY),
+  };
 }
 
 describe('symlink manifests (Redshift Spectrum reads the table through them)', () => {
@@ -100,7 +71,10 @@ describe('symlink manifests (Redshift Spectrum reads the table through them)', (
   });
 
   it('a partitioned table has one manifest per partition directory; a commit rewrites only the partitions it touched', async () => {
-    const { links, commit, run, live } = setup({ schemaHints: { region: 'string' }, partitionBy: ['region'] });
+    const { links, commit, run, live } = setup({
+      schemaHints: { region: 'string' },
+      partitionBy: ['region'],
+    });
     commit(1, [
       { id: 1, region: 'eu' },
       { id: 2, region: 'us west' },
