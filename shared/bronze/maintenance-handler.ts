@@ -4,7 +4,8 @@ import type { Log } from '../kernel/log.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import { bronzeLocation } from './config.ts';
 import { optimizeTable } from './optimize.ts';
-import type { DeltaStore } from './ports.ts';
+import type { DeltaStore, SymlinkManifests } from './ports.ts';
+import { projectManifests } from './symlink-manifest.ts';
 import type { TableFiles } from './table-files.ts';
 import { vacuumTable } from './vacuum.ts';
 
@@ -15,7 +16,10 @@ const HOUR_MS = 3_600_000;
 export interface MaintenanceDeps extends Clock {
   readonly config: PipelineConfig;
   readonly manifestBucket: string;
-  readonly tableAt: (bucket: string, prefix: string) => { delta: DeltaStore; files: TableFiles };
+  readonly tableAt: (
+    bucket: string,
+    prefix: string,
+  ) => { delta: DeltaStore; files: TableFiles; manifests?: SymlinkManifests };
   readonly newId: () => string;
   readonly log: Log;
   readonly metrics: MetricsSink;
@@ -52,7 +56,7 @@ export function makeMaintenanceHandler(deps: MaintenanceDeps): MaintenanceHandle
         const maintenance = bronze?.maintenance;
         if (!bronze || !maintenance) continue;
         const { bucket, prefix } = bronzeLocation(table.name, bronze, deps.manifestBucket);
-        const { delta, files } = deps.tableAt(bucket, prefix);
+        const { delta, files, manifests } = deps.tableAt(bucket, prefix);
         try {
           const optimized = await optimizeTable(
             { ...deps, delta, files },
@@ -61,6 +65,21 @@ export function makeMaintenanceHandler(deps: MaintenanceDeps): MaintenanceHandle
           m.count(METRIC.optimizeFilesRemoved, optimized.filesRemoved);
           m.count(METRIC.optimizeFilesAdded, optimized.filesAdded);
           m.count(METRIC.optimizeBytes, optimized.bytesRead);
+          // Optimize's commits change the live files: the manifests follow before vacuum deletes any file an
+          // older manifest could still name (docs/bronze.md, "Symlink manifests").
+          if (bronze.symlinkManifest) {
+            if (!manifests) throw new Error('symlinkManifest is set but no manifest store was given');
+            const listed = await projectManifests({
+              table: table.name,
+              delta,
+              manifests,
+              location: `s3://${bucket}/${prefix}`,
+              version: Number.POSITIVE_INFINITY,
+              since: undefined,
+              log: deps.log,
+            });
+            if (!listed) throw new Error('symlink manifests not written: vacuum left for the next run');
+          }
           const vacuumed = await vacuumTable(
             { now: deps.now, delta, files },
             { table: table.name, retentionMs: maintenance.retentionHours * HOUR_MS },

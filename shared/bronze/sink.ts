@@ -390,7 +390,6 @@ export class SinkTable {
       delta: at.delta,
       manifests: manifestsAt(bucket, prefix),
       location: at.location,
-      partitionColumns: at.head.metaData?.partitionColumns ?? [],
       version: at.head.version,
       since: cursor.symlinked,
       log: this.deps.log,

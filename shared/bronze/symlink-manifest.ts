@@ -17,8 +17,7 @@ export interface ProjectManifestsInput {
   readonly manifests: SymlinkManifests;
   /** `s3://bucket/prefix` of the table root, without a trailing slash. */
   readonly location: string;
-  readonly partitionColumns: readonly string[];
-  /** The Delta version to list. */
+  /** The Delta version to list (`Infinity`: the newest). */
   readonly version: number;
   /**
    * The version the manifests were last known to list: only partitions the commits after it touched are
@@ -48,20 +47,21 @@ export async function projectManifests(input: ProjectManifestsInput): Promise<bo
       ...(input.since === undefined ? {} : { keepAfter: input.since }),
       table,
     });
+    const partitionColumns = replay.metaData?.partitionColumns ?? [];
     const dirOf = (partitionValues: Readonly<Record<string, string | null>> | undefined, path: string) =>
-      input.partitionColumns.length === 0
+      partitionColumns.length === 0
         ? ''
         : partitionValues
-          ? partitionDirectory(input.partitionColumns.map((c) => [c, partitionValues[c] ?? null]))
+          ? partitionDirectory(partitionColumns.map((c) => [c, partitionValues[c] ?? null]))
           : dataFileKeyOf(path).replace(/[^/]*$/, '');
     // Every partition on a first projection; after it, those the commits since added to or removed from.
     const touched =
-      input.since === undefined || input.partitionColumns.length === 0
+      input.since === undefined || partitionColumns.length === 0
         ? undefined
         : touchedDirs(replay.commits, table, dirOf);
     const lines = new Map<string, string[]>();
     for (const dir of touched ?? []) lines.set(dir, []);
-    if (input.partitionColumns.length === 0) lines.set('', []);
+    if (partitionColumns.length === 0) lines.set('', []);
     for await (const action of replayFiles(input.delta, replay)) {
       if (!('add' in action)) continue;
       const dir = dirOf(action.add.partitionValues, action.add.path);

@@ -8,6 +8,7 @@ import { systemClock } from '../../../shared/kernel/clock.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
 import { METRIC } from '../../../shared/kernel/metrics.ts';
 import { MemoryDelta, MemorySources, manifestOf, writeVersion } from './memory.ts';
+import { MemoryManifests } from './memory-manifests.ts';
 import { memoryTableFiles } from './table-files.ts';
 
 async function tableOfSmallFiles(versions: number): Promise<MemoryDelta> {
@@ -89,5 +90,41 @@ describe('the maintenance handler', () => {
     await expect(handler({})).rejects.toThrow(/failed for a/);
     expect((await loadSnapshot(b)).state.adds.size).toBe(1);
     expect(counted.get(METRIC.maintenanceErrors)).toBe(1);
+  });
+
+  it("keeps a symlinkManifest table's manifests listing the optimized files, and vacuums nothing while they cannot be written", async () => {
+    const a = await tableOfSmallFiles(3);
+    const links = new MemoryManifests();
+    const at = (daysLater: number) =>
+      makeMaintenanceHandler({
+        ...systemClock,
+        now: () => Date.now() + daysLater * 24 * 3_600_000,
+        config: parsePipelineConfig({
+          tables: [
+            { name: 'a', prefix: 'a/', bronze: { format: 'jsonl', maintenance: {}, symlinkManifest: true } },
+          ],
+        }),
+        manifestBucket: 'm',
+        tableAt: () => ({ delta: a, files: memoryTableFiles(a), manifests: links }),
+        newId: () => 'x',
+        log: silentLog,
+        metrics: { count() {}, milliseconds() {}, flush() {} },
+      });
+    await at(0)({});
+    const { state } = await loadSnapshot(a);
+    expect(state.adds.size).toBe(1);
+    expect(links.lines('')).toEqual([...state.adds.keys()].map((path) => `s3://m/a/_bronze/${path}`));
+    expect(links.objects.get('')?.version).toBe(state.version);
+    const files = a.files.size;
+
+    // Past the retention, but the manifests cannot be written: the table fails, vacuum deletes nothing.
+    links.failNext = 1;
+    links.objects.clear();
+    await expect(at(30)({})).rejects.toThrow(/failed for a/);
+    expect(a.files.size).toBe(files);
+    // Once they are written again, vacuum deletes the three files optimize replaced.
+    await at(30)({});
+    expect(a.files.size).toBe(files - 3);
+    expect(links.lines('')).toEqual([...state.adds.keys()].map((path) => `s3://m/a/_bronze/${path}`));
   });
 });

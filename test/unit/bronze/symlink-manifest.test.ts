@@ -120,7 +120,6 @@ describe('symlink manifests (Redshift Spectrum reads the table through them)', (
         delta,
         manifests: links,
         location: LOCATION,
-        partitionColumns: [],
         version,
         since: undefined,
         log: silentLog,
