@@ -1,11 +1,13 @@
 // The bronze catalog against the emulator's Glue API, with the sink's own role (the IAM check evaluates each
 // Glue call against the template's grant): after the first commit the table is registered as a native Delta
 // table whose columns are the Delta schema's (as delta-rs reads it), and a commit that adds a column updates
-// it (docs/bronze.md "Catalog").
+// it (docs/bronze.md "Catalog"). The table also keeps symlink manifests, written with the sink's role and
+// listing the live files after each commit (docs/bronze.md "Symlink manifests").
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { GetTableCommand } from '@aws-sdk/client-glue';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { destroyClients } from '../../local/aws/clients.ts';
 import { venvPython } from '../../local/paths.ts';
@@ -13,7 +15,9 @@ import { DynamoDbSinkCursorStore } from '../../shared/bronze/aws/dynamodb-sink-c
 import { GlueTableCatalog } from '../../shared/bronze/aws/glue-table-catalog.ts';
 import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
 import { S3SourceObjects } from '../../shared/bronze/aws/s3-source-objects.ts';
+import { S3SymlinkManifests } from '../../shared/bronze/aws/s3-symlink-manifests.ts';
 import { SinkTable } from '../../shared/bronze/sink.ts';
+import { loadSnapshot } from '../../shared/bronze/snapshot.ts';
 import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
 import { systemClock } from '../../shared/kernel/clock.ts';
 import { silentLog } from '../../shared/kernel/log.ts';
@@ -55,7 +59,13 @@ describe('bronze catalog on the emulator', () => {
     const clients = testClients();
     clientSets.push(clients);
     const config = {
-      tables: [{ name: 'click-events', prefix: 'clicks/', bronze: { format: 'jsonl' as const } }],
+      tables: [
+        {
+          name: 'click-events',
+          prefix: 'clicks/',
+          bronze: { format: 'jsonl' as const, symlinkManifest: true },
+        },
+      ],
     };
     const h = await PipelineHarness.create(clients, { config, countRequests: false });
     const sinkClients = h.clientsOf('Sink');
@@ -69,6 +79,7 @@ describe('bronze catalog on the emulator', () => {
       store: new S3BatchStore({ client: sinkClients.s3, bucket: h.resources.manifestBucket }),
       sources: new S3SourceObjects(sinkClients.s3),
       deltaAt: (bucket, prefix) => new S3DeltaStore(sinkClients.s3, bucket, prefix),
+      manifestsAt: (bucket, prefix) => new S3SymlinkManifests(sinkClients.s3, bucket, prefix),
       cursors,
       manifestBucket: h.resources.manifestBucket,
       log: silentLog,
@@ -117,5 +128,20 @@ describe('bronze catalog on the emulator', () => {
     expect(evolved).toEqual(expect.arrayContaining(['score double', 'mobile boolean']));
     const cursor = await cursors.get('click-events');
     expect(cursor.catalogued).toBe(cursor.deltaVersion);
+
+    const manifest = await clients.s3.send(
+      new GetObjectCommand({
+        Bucket: h.resources.manifestBucket,
+        Key: 'click-events/_bronze/_symlink_format_manifest/manifest',
+      }),
+    );
+    const { state } = await loadSnapshot(
+      new S3DeltaStore(clients.s3, h.resources.manifestBucket, 'click-events/_bronze'),
+    );
+    expect((await manifest.Body?.transformToString())?.split('\n').filter(Boolean)).toEqual(
+      [...state.adds.keys()].map((path) => `${location}/${path}`).sort(),
+    );
+    expect(manifest.Metadata?.['delta-version']).toBe(String(state.version));
+    expect(cursor.symlinked).toBe(cursor.deltaVersion);
   }, 120_000);
 });
