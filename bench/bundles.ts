@@ -57,6 +57,7 @@ const FUNCTIONS: Record<FunctionName, readonly ClientName[]> = {
   sweeper: ['DynamoDBClient', 'SQSClient'],
   backfill: ['DynamoDBClient', 'S3Client', 'SQSClient'],
   sink: ['DynamoDBClient', 'S3Client', 'SQSClient'],
+  maintenance: ['S3Client'],
 };
 
 /** The functions' own esbuild settings (infra/lambda-esbuild.ts), the aliases at their absolute paths. */

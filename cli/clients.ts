@@ -9,7 +9,7 @@ const require = createRequire(import.meta.url);
 
 /**
  * The same clients as local/aws/clients.ts `createClients`, each built (and its SDK package loaded) on first
- * use: `inlet status` needs three of the seven, and loading the others cost a third of its time.
+ * use: `inlet status` needs three of the eight, and loading the others cost a third of its time.
  */
 export function lazyClients(target: AwsTarget): { clients: AwsClients; destroy(): void } {
   const config = clientConfig(target);
@@ -32,6 +32,8 @@ export function lazyClients(target: AwsTarget): { clients: AwsClients; destroy()
       ).CloudFormationClient(config),
     lambda: () =>
       new (require('@aws-sdk/client-lambda') as typeof import('@aws-sdk/client-lambda')).LambdaClient(config),
+    glue: () =>
+      new (require('@aws-sdk/client-glue') as typeof import('@aws-sdk/client-glue')).GlueClient(config),
   };
   const clients = {} as AwsClients;
   for (const name of Object.keys(make) as Array<keyof AwsClients>) {

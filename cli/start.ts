@@ -109,6 +109,8 @@ writeLocalConfig(
         stack.tables,
         configFromEnv(stack.environment.Committer),
         o[OUTPUTS.manifestBucket] ?? '',
+        // The stack's Glue database (the construct's default: local mode sets no other).
+        stack.stackName,
       ),
     },
     emulator.endpoint,

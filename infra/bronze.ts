@@ -1,8 +1,9 @@
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { GraphWidget, type IWidget, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { CfnDatabase } from 'aws-cdk-lib/aws-glue';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -19,12 +20,14 @@ import {
 import { SqsSendMessage } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { catalogDatabaseName, catalogDatabaseProblem, catalogTableName } from '../shared/bronze/catalog.ts';
 import { bronzeLocation } from '../shared/bronze/config.ts';
 import { sinkQueueVisibilitySeconds, writeFunctionEnv } from '../shared/config/function-env.ts';
 import type { PipelineConfig, TableConfig } from '../shared/config/pipeline-config.ts';
 import { batchKey, fileKey, sinkCursorKey, tableKey } from '../shared/ingestion/ledger-keys.ts';
 import { mayShareKeys, routedKeys } from '../shared/ingestion/table-overlap.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
+import { ConfigError } from '../shared/kernel/errors.ts';
 import {
   BATCH_COMMITTED,
   EVENT_SOURCE,
@@ -50,6 +53,8 @@ export interface BronzeSinkProps {
    * maxFileBytes (32 MiB by default) grown to about twice that, and one row group)
    */
   readonly memorySize?: number;
+  /** @default catalogDatabaseName(stack name): `<stack>_bronze` */
+  readonly catalogDatabase?: string;
 }
 
 /**
@@ -71,6 +76,8 @@ export class BronzeSink extends Construct {
   readonly timeout: Duration;
   /** The sink queue's visibility timeout: how long a message whose run failed waits for its retry. */
   readonly retryAfter: Duration;
+  /** The Glue database of the catalogued bronze tables; undefined when no table has `catalog`. */
+  readonly catalogDatabase: string | undefined;
 
   /** A BronzeSink when some table asks for one, else undefined (nothing deployed). */
   static maybe(scope: Construct, id: string, props: BronzeSinkProps): BronzeSink | undefined {
@@ -97,6 +104,25 @@ export class BronzeSink extends Construct {
       ...encrypted,
       retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
     });
+    const catalogued = config.tables.filter((t) => t.bronze?.catalog);
+    this.catalogDatabase =
+      catalogued.length === 0
+        ? undefined
+        : (props.catalogDatabase ?? catalogDatabaseName(Stack.of(this).stackName));
+    const databaseProblem = this.catalogDatabase && catalogDatabaseProblem(this.catalogDatabase);
+    if (databaseProblem) throw new ConfigError([databaseProblem]);
+    // Created here, the tables in it by the sink (after each table's first commit: an entry before the
+    // table's log exists would be a table no engine can open). Retained with the stack's data by default.
+    const database =
+      this.catalogDatabase === undefined
+        ? undefined
+        : new CfnDatabase(this, 'CatalogDatabase', {
+            catalogId: Stack.of(this).account,
+            databaseInput: {
+              name: this.catalogDatabase,
+              description: 'Inlet bronze tables (Delta Lake), registered by the bronze sink',
+            },
+          });
     this.queue = new Queue(this, 'SinkQueue', {
       ...queueDefaults,
       // Events differ in id and time, so this only drops the sink's own repeated nudges; duplicates are harmless.
@@ -119,6 +145,8 @@ export class BronzeSink extends Construct {
         manifestBucket: state.manifestBucket.bucketName,
         sinkQueueUrl: this.queue.queueUrl,
         sinkTimeoutSeconds: timeout.toSeconds(),
+        // The database's Ref (its name), so the function is created after it.
+        glueDatabase: database?.ref,
       }),
       logGroup: new LogGroup(this, 'SinkLogs', { retention: props.logRetention }),
       bundling: LAMBDA_BUNDLING,
@@ -202,6 +230,21 @@ export class BronzeSink extends Construct {
       if (bronze.location) allow(['s3:ListBucket'], [bucketArn]);
     }
     this.expireNoncurrentDeltaVersions(state, bronzeTables);
+    if (database) {
+      // GetTable, CreateTable, UpdateTable are each authorized on the catalog, the database and the table
+      // (https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html): exactly the
+      // catalogued tables' names, never a wildcard, so the sink cannot touch another table of the database.
+      const glueArn = (resource: string) =>
+        Stack.of(this).formatArn({ service: 'glue', resource, arnFormat: ArnFormat.NO_RESOURCE_NAME });
+      allow(
+        ['glue:GetTable', 'glue:CreateTable', 'glue:UpdateTable'],
+        [
+          glueArn('catalog'),
+          glueArn(`database/${database.ref}`),
+          ...catalogued.map((t) => glueArn(`table/${database.ref}/${catalogTableName(t.name)}`)),
+        ],
+      );
+    }
     // cleanSource: delete (and, for move, write the archive) only under the tables that ask for it.
     for (const table of bronzeTables) {
       const clean = table.bronze?.cleanSource;

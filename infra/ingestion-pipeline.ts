@@ -10,6 +10,7 @@ import { type PipelineConfig, parsePipelineConfig } from '../shared/config/pipel
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { BackfillWorkflow } from './backfill.ts';
 import { BronzeSink } from './bronze.ts';
+import { BronzeMaintenance } from './bronze-maintenance.ts';
 import { PipelineFunctions } from './functions.ts';
 import { allowAlarmsToPublish, Monitoring } from './monitoring.ts';
 import {
@@ -37,6 +38,8 @@ export class IngestionPipeline extends Construct {
   readonly backfill: BackfillWorkflow;
   /** The Delta Lake sink; only when a table has `bronze`. */
   readonly bronze?: BronzeSink;
+  /** The bronze tables' scheduled optimize and vacuum; only when a table has `bronze.maintenance`. */
+  readonly maintenance?: BronzeMaintenance;
   readonly alarmTopic: ITopic;
   readonly eventBus: IEventBus;
   readonly eventMode: EventMode;
@@ -133,6 +136,7 @@ export class IngestionPipeline extends Construct {
       logRetention,
       memorySize: props.bronzeSink?.memorySize,
       timeout: props.bronzeSink?.timeout,
+      catalogDatabase: props.bronzeSink?.catalogDatabase,
     });
     this.monitoring = new Monitoring(this, 'Monitoring', {
       state: this.state,
@@ -144,6 +148,15 @@ export class IngestionPipeline extends Construct {
       eventsDlq: this.eventsDlq,
       sink: this.bronze,
     });
+    this.maintenance = BronzeMaintenance.maybe(this, 'Maintenance', {
+      state: this.state,
+      config: this.config,
+      logRetention,
+    });
+    if (this.maintenance) {
+      this.monitoring.alarms.push(...this.maintenance.alarms(this.alarmTopic));
+      this.monitoring.dashboard.addWidgets(...this.maintenance.widgets());
+    }
 
     const prefixes = notificationPrefixes(props.tables);
     if (this.eventMode === 's3-notifications') {

@@ -126,6 +126,11 @@ export interface BronzeSinkFunctionProps {
   readonly memorySize?: number;
   /** Sink timeout; its queue's visibility timeout is 6x. @default Duration.minutes(15) */
   readonly timeout?: Duration;
+  /**
+   * The AWS Glue database the stack creates for its bronze tables (those with `catalog`, the default):
+   * lowercase letters, digits and `_`. @default `<stack name>_bronze`, lowercased, other characters as `_`
+   */
+  readonly catalogDatabase?: string;
 }
 
 export interface BackfillProps {

@@ -4,6 +4,7 @@ import {
   DescribeStackResourcesCommand,
   DescribeStacksCommand,
 } from '@aws-sdk/client-cloudformation';
+import { CreateDatabaseCommand } from '@aws-sdk/client-glue';
 import {
   CreateBucketCommand,
   PutBucketNotificationConfigurationCommand,
@@ -25,6 +26,37 @@ export interface EmulatorDeployment {
   readonly replaced: string[];
   /** `Type` of each resource the emulator's CloudFormation did not create (it skips types it lacks). */
   readonly skipped: string[];
+}
+
+const GLUE_DATABASE = 'AWS::Glue::Database';
+
+const glueDatabaseName = (resource: CfnTemplate['Resources'][string]): string => {
+  const name = (resource.Properties?.DatabaseInput as { Name?: unknown } | undefined)?.Name;
+  if (typeof name !== 'string') throw new Error('a Glue database without a literal DatabaseInput.Name');
+  return name;
+};
+
+/**
+ * The resources the emulator's stack holds outside CloudFormation (its Glue databases), logical id -> the
+ * physical id their `Ref` gives: DescribeStackResources does not list them, a resumed stack needs them too.
+ */
+export function outsideStack(template: CfnTemplate): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(template.Resources)
+      .filter(([, r]) => r.Type === GLUE_DATABASE)
+      .map(([id, r]) => [id, glueDatabaseName(r)]),
+  );
+}
+
+/** `value` with every `{ Ref: id }` replaced by `name`. */
+function replaceRef(value: unknown, id: string, name: string): unknown {
+  if (Array.isArray(value)) return value.map((v) => replaceRef(v, id, name));
+  if (value && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    if (Object.keys(object).length === 1 && object.Ref === id) return name;
+    return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, replaceRef(v, id, name)]));
+  }
+  return value;
 }
 
 /** The logical ids a template value refers to: `Ref`, `Fn::GetAtt` and `Fn::Sub`'s `${Id}` / `${Id.Attr}`. */
@@ -59,6 +91,8 @@ function references(value: unknown, into = new Set<string>()): Set<string> {
  *   them (the role the schedules assume): moto's CloudFormation lacks the type and then refuses the template
  *   at the first `Fn::GetAtt` of one. Locally the sink still runs from its queue, fed by the commits' events;
  *   only the idle-table nudges are missing.
+ * - The Glue database comes out (moto's CloudFormation has no `AWS::Glue::Database`) and is created with
+ *   CreateDatabase after the stack; every `Ref` to it becomes its name, which is what the Ref returns.
  */
 export function adaptForEmulator(
   template: CfnTemplate,
@@ -71,7 +105,8 @@ export function adaptForEmulator(
     if (
       resource.Type.startsWith('Custom::') ||
       resource.Type.startsWith('AWS::Scheduler::') ||
-      resource.Type === 'AWS::Lambda::EventSourceMapping'
+      resource.Type === 'AWS::Lambda::EventSourceMapping' ||
+      resource.Type === GLUE_DATABASE
     ) {
       custom[id] = resource;
       continue;
@@ -93,6 +128,13 @@ export function adaptForEmulator(
       delete resources[id];
       changed = true;
     }
+  }
+  const databases = Object.entries(custom).filter(([, r]) => r.Type === GLUE_DATABASE);
+  for (const [id, database] of databases) {
+    const name = glueDatabaseName(database);
+    for (const resource of Object.values(resources))
+      if (resource.Properties)
+        resource.Properties = replaceRef(resource.Properties, id, name) as typeof resource.Properties;
   }
   for (const resource of Object.values(resources)) {
     if (resource.DependsOn) {
@@ -167,6 +209,18 @@ export async function deployToEmulator(
   for (const [id, resource] of Object.entries(removed)) {
     if (resource.Type === 'AWS::Lambda::EventSourceMapping') {
       replaced.push(`${id} (${resource.Type}): run by the local runner instead`);
+      continue;
+    }
+    if (resource.Type === GLUE_DATABASE) {
+      const name = glueDatabaseName(resource);
+      await clients.glue
+        .send(new CreateDatabaseCommand({ DatabaseInput: { Name: name } }))
+        .catch((error: Error) => {
+          // A second deployment to the same emulator finds it.
+          if (error.name !== 'AlreadyExistsException') throw error;
+        });
+      resources[id] = name;
+      replaced.push(`${id} (${resource.Type}): created with CreateDatabase`);
       continue;
     }
     if (resource.Type !== 'Custom::S3BucketNotifications') {

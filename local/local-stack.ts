@@ -2,7 +2,7 @@ import { DescribeStackResourcesCommand, DescribeStacksCommand } from '@aws-sdk/c
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { OUTPUTS } from '../shared/kernel/names.ts';
 import type { AwsClients } from './aws/clients.ts';
-import { deployToEmulator } from './deploy.ts';
+import { deployToEmulator, outsideStack } from './deploy.ts';
 import { bindDeployed } from './iam/bind.ts';
 import { type BoundStack, roleOwner } from './iam/policies.ts';
 import type { HostedFunction } from './lambda/host.ts';
@@ -186,9 +186,12 @@ async function describeLocalStack(
     const { StackResources } = await clients.cloudformation.send(
       new DescribeStackResourcesCommand({ StackName: stackName }),
     );
-    resources = Object.fromEntries(
-      (StackResources ?? []).map((r) => [r.LogicalResourceId ?? '', r.PhysicalResourceId ?? '']),
-    );
+    resources = {
+      ...outsideStack(template),
+      ...Object.fromEntries(
+        (StackResources ?? []).map((r) => [r.LogicalResourceId ?? '', r.PhysicalResourceId ?? '']),
+      ),
+    };
   } else {
     const deployment = await deployToEmulator(clients, synthesized);
     outputs = deployment.outputs;

@@ -1,3 +1,4 @@
+import { catalogDatabaseName, catalogTableName } from '../shared/bronze/catalog.ts';
 import { bronzeLocation } from '../shared/bronze/config.ts';
 import type { SinkCursorStore } from '../shared/bronze/ports.ts';
 import type { PipelineConfig } from '../shared/config/pipeline-config.ts';
@@ -123,16 +124,34 @@ export async function bronzeSummary(
   return out;
 }
 
-/** `.inlet/local.json` table entries, with `bronzeLocation` and `bronzeFormat` for tables that have a sink. */
+/**
+ * `.inlet/local.json` table entries, with `bronzeLocation` and `bronzeFormat` for tables that have a sink,
+ * and `catalog` (`{database, table}`) for those the sink registers in the stack's Glue database.
+ */
 export function withBronzeFields(
   tables: readonly { name: string; prefix: string }[],
   config: PipelineConfig,
   manifestBucket: string,
-): Array<{ name: string; prefix: string; bronzeLocation?: string; bronzeFormat?: string }> {
+  /** The stack's name, which names its Glue database; without it no entry has `catalog`. */
+  stackName?: string,
+): Array<{
+  name: string;
+  prefix: string;
+  bronzeLocation?: string;
+  bronzeFormat?: string;
+  catalog?: { database: string; table: string };
+}> {
   return tables.map((t) => {
     const bronze = config.tables.find((c) => c.name === t.name)?.bronze;
     if (!bronze) return t;
     const { bucket, prefix } = bronzeLocation(t.name, bronze, manifestBucket);
-    return { ...t, bronzeLocation: `s3://${bucket}/${prefix}`, bronzeFormat: bronze.format };
+    return {
+      ...t,
+      bronzeLocation: `s3://${bucket}/${prefix}`,
+      bronzeFormat: bronze.format,
+      ...(bronze.catalog && stackName
+        ? { catalog: { database: catalogDatabaseName(stackName), table: catalogTableName(t.name) } }
+        : {}),
+    };
   });
 }

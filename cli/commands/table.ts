@@ -1,4 +1,5 @@
 import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
+import { tableQueries } from '../../shared/bronze/catalog.ts';
 import { typeText } from '../../shared/bronze/delta-types.ts';
 import { allColumns } from '../../shared/bronze/schema.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
@@ -15,7 +16,11 @@ export async function table(
   name: string,
   options: { location?: string; json: boolean },
 ): Promise<void> {
-  const entry = requireTable(target, name) as { name: string; bronzeLocation?: string };
+  const entry = requireTable(target, name) as {
+    name: string;
+    bronzeLocation?: string;
+    catalog?: { database: string; table: string };
+  };
   const location = options.location ?? entry.bronzeLocation;
   if (!location)
     throw new CliError(
@@ -43,6 +48,9 @@ export async function table(
     checkpointVersion: state.checkpointVersion ?? null,
     // `long`, `decimal(10,2)`, `struct<a:long,b:array<date>>`: one line per column, nested types included.
     schema: allColumns(state.schema).map((c) => ({ name: c.name, type: typeText(c.type) })),
+    // Where the sink registers it in the Glue Data Catalog (null: not catalogued), and how to query it.
+    catalog: entry.catalog ?? null,
+    query: tableQueries(location, entry.catalog),
   };
   if (options.json) {
     console.log(JSON.stringify(result, null, 2));
@@ -70,4 +78,10 @@ export async function table(
       : `  read from checkpoint ${state.checkpointVersion} and ${state.commitsRead} later commits`,
   );
   for (const column of result.schema) console.log(`  ${column.name.padEnd(24)} ${column.type}`);
+  const { query } = result;
+  console.log(
+    query.athena ? `Athena    ${query.athena}` : 'Athena    not in the Glue catalog (bronze.catalog: false)',
+  );
+  console.log(`Spark SQL ${query.sparkSql}`);
+  console.log(`delta-rs  ${query.deltaRs}`);
 }

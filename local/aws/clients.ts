@@ -1,6 +1,7 @@
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { GlueClient } from '@aws-sdk/client-glue';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -18,6 +19,8 @@ export interface AwsClients {
   readonly cloudformation: CloudFormationClient;
   /** Local mode reads deployed functions' configuration (the backfill executor). */
   readonly lambda: LambdaClient;
+  /** The bronze tables' Glue entries (`inlet table`, local mode's database, the tests). */
+  readonly glue: GlueClient;
 }
 
 /**
@@ -36,6 +39,7 @@ export function createClients(target: AwsTarget): AwsClients {
     events: new EventBridgeClient(config),
     cloudformation: new CloudFormationClient(config),
     lambda: new LambdaClient(config),
+    glue: new GlueClient(config),
   };
   for (const client of Object.values(clients)) trackAttempts(client);
   return clients;

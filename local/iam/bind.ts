@@ -26,6 +26,8 @@ export interface HarnessResources {
   readonly commitQueue: { readonly url: string };
   readonly commitDlq: { readonly url: string };
   readonly sinkQueue?: { readonly url: string };
+  /** The Glue database the sink registers its tables in (the stack's `AWS::Glue::Database`). */
+  readonly glueDatabase?: string;
 }
 
 /** The template's stateful logical ids (`InletStateLedger<hash>` ...) bound to a harness's resources. */
@@ -39,6 +41,7 @@ export function bindHarness(template: CfnTemplate, resources: HarnessResources, 
     InletStateCommitQueue: resources.commitQueue.url,
     InletStateCommitDlq: resources.commitDlq.url,
     InletBronzeSinkQueue: resources.sinkQueue?.url,
+    InletBronzeCatalogDatabase: resources.glueDatabase,
   };
   const physical: Physical = {};
   for (const id of Object.keys(template.Resources)) {

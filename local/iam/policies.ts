@@ -248,7 +248,8 @@ export function bindTemplate(
 
 /**
  * A statement's text with the configuration's names made generic (`Manifests/<table>/_bronze/*`,
- * `arn:aws:s3:::<bucket>/<prefix>*`): the same grant in stacks of other tables is one grant in the report.
+ * `arn:aws:s3:::<bucket>/<prefix>*`, `:table/<database>/<table>`): the same grant in stacks of other tables is
+ * one grant in the report.
  */
 function genericNames(template: CfnTemplate): (text: string) => string {
   const config = Object.values(template.Resources)
@@ -269,7 +270,9 @@ function genericNames(template: CfnTemplate): (text: string) => string {
     const generic = resources.split(', ').map((r) => {
       let out = r
         .replace(/arn:aws:s3:::[a-z0-9][a-z0-9.-]*/g, 'arn:aws:s3:::<bucket>')
-        .replace(/:stateMachine:[A-Za-z0-9_-]+/g, ':stateMachine:<backfill>');
+        .replace(/:stateMachine:[A-Za-z0-9_-]+/g, ':stateMachine:<backfill>')
+        // A Glue table by its catalog name (`click_events` for table `click-events`), under its database.
+        .replace(/(:table\/[^/,\s]+\/)[a-z0-9_]+$/, '$1<table>');
       for (const name of names) out = out.split(name).join('/<table>/');
       return out;
     });

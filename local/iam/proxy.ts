@@ -168,8 +168,11 @@ async function control(
 ): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://local');
   const path = url.pathname.slice(CONTROL_PREFIX.length);
+  // Each control answer closes its connection: a kept-alive one could carry the client's next request just
+  // as the server's keep-alive timer closes it (the client's idle timer, a second shorter, fires late under
+  // load), and that request fails as `fetch failed` without reaching the proxy. Control calls are few.
   const reply = (value: unknown) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
+    res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
     res.end(JSON.stringify(value));
   };
   const input = body.length > 0 ? (JSON.parse(body.toString('utf8')) as Record<string, unknown>) : {};
@@ -194,6 +197,6 @@ async function control(
       denials: check.unexpectedDenials(after, url.searchParams.has('expected')),
     });
   }
-  res.writeHead(404);
+  res.writeHead(404, { connection: 'close' });
   res.end();
 }

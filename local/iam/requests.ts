@@ -2,7 +2,7 @@
  * An HTTP request to AWS, as the IAM authorization AWS performs for it: each action, the resource ARN it is
  * authorized on and the condition keys AWS sets, per the Service Authorization Reference
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html, ..._amazondynamodb.html,
- * ..._amazonsqs.html, ..._amazoneventbridge.html). Only the operations Inlet's functions make are mapped;
+ * ..._amazonsqs.html, ..._amazoneventbridge.html, ..._awsglue.html). Only the operations Inlet's functions make are mapped;
  * anything else is refused (UnmappedRequestError) rather than let through unchecked.
  */
 import type { AuthzRequest } from './evaluator.ts';
@@ -54,6 +54,8 @@ export function mapRequest(r: AwsHttpRequest): MappedRequest {
       return mapSqs(r);
     case 'events':
       return mapEvents(r);
+    case 'glue':
+      return mapGlue(r);
     default:
       throw new UnmappedRequestError(`a request to service '${r.service}' (${r.method} ${r.url})`);
   }
@@ -350,4 +352,33 @@ function mapEvents(r: AwsHttpRequest): MappedRequest {
     seen.set(JSON.stringify([resource, context]), { action: 'events:PutEvents', resource, context });
   }
   return { operation: 'events:PutEvents', authz: [...seen.values()] };
+}
+
+/**
+ * Glue's table calls (X-Amz-Target: AWSGlue.<Operation>): each is authorized on the catalog, the database
+ * and the table (https://docs.aws.amazon.com/glue/latest/dg/glue-specifying-resource-arns.html, "an action
+ * on a table needs permission on the table, its database and the catalog"). Glue names are lowercase.
+ */
+function mapGlue(r: AwsHttpRequest): MappedRequest {
+  const operation = (header(r, 'x-amz-target') ?? '').split('.')[1] ?? '';
+  const body = JSON.parse(r.body.toString('utf8') || '{}') as Json;
+  const tableOf: Record<string, (b: Json) => unknown> = {
+    GetTable: (b) => b.Name,
+    CreateTable: (b) => (b.TableInput as Json | undefined)?.Name,
+    UpdateTable: (b) => (b.TableInput as Json | undefined)?.Name,
+  };
+  const table = tableOf[operation]?.(body);
+  if (typeof table !== 'string' || typeof body.DatabaseName !== 'string')
+    throw new UnmappedRequestError(`Glue ${operation}`);
+  const arn = (resource: string) => `arn:aws:glue:${r.region}:${r.account}:${resource}`;
+  const database = body.DatabaseName.toLowerCase();
+  const action = `glue:${operation}`;
+  return {
+    operation: action,
+    authz: [
+      { action, resource: arn('catalog'), context: {} },
+      { action, resource: arn(`database/${database}`), context: {} },
+      { action, resource: arn(`table/${database}/${table.toLowerCase()}`), context: {} },
+    ],
+  };
 }

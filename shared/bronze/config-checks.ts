@@ -14,6 +14,7 @@ import type { TableConfig } from '../config/pipeline-config.ts';
 import { type KeyPattern, mayShareKeys, routedKeys } from '../ingestion/table-overlap.ts';
 import { parseS3Prefix } from '../kernel/s3-url.ts';
 import { archivePrefix } from './archive-key.ts';
+import { catalogProblems } from './catalog.ts';
 import { bronzeLocation, type CleanSourceConfig } from './config.ts';
 
 export interface KnownBuckets {
@@ -35,6 +36,7 @@ export function bronzeProblems(tables: readonly TableConfig[], known: KnownBucke
     if (clean) problems.push(...cleanSourceProblems(table, clean, tables, known));
   }
   problems.push(...locationProblems(tables, known));
+  problems.push(...catalogProblems(tables));
   return problems;
 }
 

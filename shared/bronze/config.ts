@@ -2,14 +2,15 @@ import { DEFAULTS } from '../kernel/defaults.ts';
 import { parseS3Prefix } from '../kernel/s3-url.ts';
 import * as z from '../kernel/zod.ts';
 import { nameProblem } from './delta-types.ts';
+import { HintTypeError, parseHintType } from './hint-types.ts';
+import { maintenanceSchema } from './maintenance-config.ts';
 
 /**
- * Types a `schemaHints` entry may name: the types JSON and CSV inference produces. A table holds more (the
- * Delta type model, delta-types.ts); hints for those are not done yet
- * (docs/bronze.md, "Not done yet").
+ * What JSON objects and arrays become when inferred (docs/bronze.md, "JSON and CSV"): `typed` makes them
+ * `struct` / `array` columns, as Spark's JSON inference does; `jsonText` keeps them as their JSON text in a
+ * `string` column, for sources whose shapes vary. A hint names a column's type whatever the mode.
  */
-export const HINT_TYPES = ['string', 'long', 'double', 'boolean'] as const;
-export type HintType = (typeof HINT_TYPES)[number];
+export const NESTED_MODES = ['typed', 'jsonText'] as const;
 
 /** Columns the sink adds to every row; source data may not use these names (they go to `_rescued_data`). */
 export const RESCUED_COLUMN = '_rescued_data';
@@ -20,6 +21,31 @@ export const SYSTEM_COLUMNS: readonly string[] = [
   SOURCE_FILE_COLUMN,
   MANIFEST_VERSION_COLUMN,
 ];
+
+/**
+ * The ingestion date: the UTC date of the manifest version's commit time, a `date` column the sink adds
+ * only to a table partitioned by it (`partitionBy`), after the other system columns. A partition column
+ * only: it lives in each file's `partitionValues`, never in the Parquet files.
+ */
+export const INGEST_DATE_COLUMN = '_ingest_date';
+
+/**
+ * Types a data column may have to be a partition column: their partition values are exact text
+ * (PROTOCOL.md "Partition Value Serialization") every engine parses back to the same value. Floating-point
+ * text differs between writers (`1e+21`, `1.0E21`), binary has no agreed escaping, nested types none at all.
+ */
+export const PARTITION_TYPES: readonly string[] = [
+  'string',
+  'long',
+  'integer',
+  'short',
+  'byte',
+  'boolean',
+  'date',
+];
+
+/** Each partition column multiplies the directories and files a version is written as. */
+export const MAX_PARTITION_COLUMNS = 3;
 
 /**
  * Auto Loader's `cloudFiles.schemaEvolutionMode`, same names and meanings (docs/bronze.md):
@@ -74,9 +100,24 @@ export const bronzeConfigSchema = z
      * array), `csv` has a header line, `parquet` brings its own column types.
      */
     format: z.enum(['json', 'jsonl', 'csv', 'parquet']),
-    /** Column -> type; overrides inference, e.g. `{ "zip": "string" }` so leading zeros survive. */
-    schemaHints: z._default(z.record(z.string().check(z.minLength(1)), z.enum(HINT_TYPES)), {}),
+    /**
+     * Column -> type in Spark DDL (hint-types.ts): overrides inference, e.g. `{ "zip": "string" }` so leading
+     * zeros survive, `{ "amount": "decimal(12,2)", "at": "timestamp", "tags": "array<string>" }`.
+     */
+    schemaHints: z._default(
+      z.record(
+        z.string().check(z.minLength(1)),
+        z.string().check(
+          z.superRefine((text, ctx) => {
+            const problem = hintTypeProblem(text);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          }),
+        ),
+      ),
+      {},
+    ),
     evolution: z._default(z.enum(EVOLUTION_MODES), 'addNewColumns'),
+    nested: z._default(z.enum(NESTED_MODES), 'typed'),
     /** `s3://bucket/prefix` of the Delta table. Default: `s3://<manifest bucket>/<table>/_bronze`. */
     location: z.optional(z.string().check(z.regex(S3_URL, 'location must be s3://bucket[/prefix]'))),
     /** A data file is closed once it reaches this size (checked per row group). */
@@ -99,8 +140,20 @@ export const bronzeConfigSchema = z
         ),
       DEFAULTS.bronze.checkpointInterval,
     ),
+    /**
+     * Partition columns (docs/bronze.md, "Partitions"): data columns named in `schemaHints`, or
+     * `_ingest_date`. Fixed by the table's first commit.
+     */
+    partitionBy: z.optional(z.array(z.string())),
     /** Off unless set: landing files stay where they are. */
     cleanSource: z.optional(cleanSourceSchema),
+    /**
+     * Register the table in the stack's AWS Glue database as a Delta table, kept in step with its schema
+     * (docs/bronze.md, "Catalog"); false leaves it out of the catalog.
+     */
+    catalog: z._default(z.boolean(), true),
+    /** Off unless set: the scheduled optimize and vacuum (maintenance-config.ts). */
+    maintenance: z.optional(maintenanceSchema),
     /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */
     nudgeEveryMinutes: z._default(
       z
@@ -117,7 +170,13 @@ export const bronzeConfigSchema = z
       // Delta names are case-insensitive (PROTOCOL.md "Schema Serialization Format"): a hint differing from
       // a system column or another hint only by case would make the table unreadable.
       const seen = new Map<string, string>();
-      for (const column of Object.keys(value.schemaHints)) {
+      for (const [column, text] of Object.entries(value.schemaHints)) {
+        if (value.format === 'csv' && typeof parseHintType(text) !== 'string')
+          ctx.addIssue({
+            code: 'custom',
+            path: ['schemaHints', column],
+            message: `'${text}': a CSV field is text, it has no struct, array or map value to hold`,
+          });
         const lower = column.toLowerCase();
         const system = SYSTEM_COLUMNS.find((c) => c === lower);
         const problem = system
@@ -128,10 +187,96 @@ export const bronzeConfigSchema = z
         if (problem) ctx.addIssue({ code: 'custom', path: ['schemaHints', column], message: problem });
         seen.set(lower, column);
       }
+      for (const { path, message } of partitionProblems(value.partitionBy ?? [], value.schemaHints))
+        ctx.addIssue({ code: 'custom', path, message });
     }),
   );
 
+/**
+ * What cannot work in `partitionBy`: a partition column's type and name are fixed by the table's first
+ * commit (PROTOCOL.md "Change Metadata": `partitionColumns`; changing them rewrites every file), so each is
+ * a hinted data column of a partitionable type, or the ingestion date.
+ */
+function partitionProblems(
+  partitionBy: readonly string[],
+  hints: Readonly<Record<string, unknown>>,
+): Array<{ path: (string | number)[]; message: string }> {
+  const problems: Array<{ path: (string | number)[]; message: string }> = [];
+  if (partitionBy.length > MAX_PARTITION_COLUMNS)
+    problems.push({
+      path: ['partitionBy'],
+      message: `at most ${MAX_PARTITION_COLUMNS} partition columns: each multiplies the directories and small files of every version`,
+    });
+  const seen = new Map<string, string>();
+  partitionBy.forEach((column, i) => {
+    const lower = column.toLowerCase();
+    const twin = seen.get(lower);
+    const problem =
+      twin !== undefined
+        ? `'${column}' and '${twin}' differ only by case: Delta column names are case-insensitive`
+        : partitionColumnProblem(column, hints);
+    if (problem) problems.push({ path: ['partitionBy', i], message: problem });
+    seen.set(lower, column);
+  });
+  if (partitionBy.includes(INGEST_DATE_COLUMN) && Object.hasOwn(hints, INGEST_DATE_COLUMN))
+    problems.push({
+      path: ['schemaHints', INGEST_DATE_COLUMN],
+      message: `'${INGEST_DATE_COLUMN}' is the ingestion date the sink adds to a table partitioned by it; it cannot be hinted`,
+    });
+  return problems;
+}
+
+function partitionColumnProblem(
+  column: string,
+  hints: Readonly<Record<string, unknown>>,
+): string | undefined {
+  if (column === INGEST_DATE_COLUMN) return undefined;
+  const lower = column.toLowerCase();
+  if (lower === INGEST_DATE_COLUMN)
+    return `'${column}': the ingestion date column is '${INGEST_DATE_COLUMN}'`;
+  if (lower === RESCUED_COLUMN)
+    return `'${column}' holds what was rescued, as JSON text: it cannot be a partition column`;
+  if (lower === SOURCE_FILE_COLUMN)
+    return `'${column}' would make one partition per landing file: partition by '${INGEST_DATE_COLUMN}' or a data column`;
+  if (lower === MANIFEST_VERSION_COLUMN)
+    return `'${column}' would make one partition per version, of small files: partition by '${INGEST_DATE_COLUMN}' instead`;
+  if (column.includes('.'))
+    return `'${column}' names a nested field: partition columns are top-level columns (Delta's partitionColumns)`;
+  const name = nameProblem(column);
+  if (name) return `'${column}': ${name}`;
+  if (!Object.hasOwn(hints, column))
+    return `'${column}' has no schemaHints entry: a partition column's type is fixed by the first commit and never changes, so give it one (e.g. "${column}": "string")`;
+  const type = hints[column];
+  // The hint's type, whichever Spark DDL spelling names it (`bigint` is `long`); an invalid hint is reported
+  // by the hints' own check.
+  const read = typeof type === 'string' ? readHintType(type) : undefined;
+  const parsed = read instanceof HintTypeError ? undefined : read;
+  if (parsed !== undefined && !(typeof parsed === 'string' && PARTITION_TYPES.includes(parsed)))
+    return `'${column}' is hinted ${String(type)}: a partition column is one of ${PARTITION_TYPES.join(', ')} (its value is the directory name, exact text every engine parses back)`;
+  return undefined;
+}
+
+/** The type a hint names, or the HintTypeError saying why it names none. */
+function readHintType(text: string): ReturnType<typeof parseHintType> | HintTypeError {
+  try {
+    return parseHintType(text);
+  } catch (e) {
+    if (e instanceof HintTypeError) return e;
+    throw e;
+  }
+}
+
+/** Why a hint's type names no type a column can hold, or undefined. */
+function hintTypeProblem(text: string): string | undefined {
+  const type = readHintType(text);
+  return type instanceof HintTypeError ? type.message : undefined;
+}
+
 export type BronzeConfig = z.infer<typeof bronzeConfigSchema>;
+
+/** The table's partition columns, in order; none when `partitionBy` is absent. */
+export const partitionColumnsOf = (config: Pick<BronzeConfig, 'partitionBy'>): readonly string[] =>
+  config.partitionBy ?? [];
 export type BronzeConfigInput = z.input<typeof bronzeConfigSchema>;
 
 /** Where a table's Delta table lives: its configured location or the default under the manifest bucket. */

@@ -1,18 +1,10 @@
-import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import type { Clock } from '../kernel/clock.ts';
-import { InletError, isThrottle, UnknownOutcomeError } from '../kernel/errors.ts';
-import type { PutIfAbsentResult } from '../kernel/put-if-absent.ts';
+import { InletError } from '../kernel/errors.ts';
 import { comparePositions } from './delta-log.ts';
+import { LogPut } from './log-put.ts';
 import type { DeltaStore, SinkPosition } from './ports.ts';
 import { applyToHead, headPosition, type TableHead } from './table-head.ts';
 
-/**
- * Puts of one version that settled nothing (409: a conditional write to the key in flight; SlowDown; an
- * outcome the SDK could not tell with nothing there after) before the run gives up and is retried.
- */
-const PUT_ATTEMPTS = 6;
-/** Full jitter, so two writers that collided do not collide again (as the manifest put does). */
-const PUT_BACKOFF: Backoff = { base: 50, cap: 2_000, jitter: 'full' };
 /** Foreign commits stepped over in one commit: far more than any maintenance job makes in seconds. */
 const MAX_FOREIGN = 1000;
 
@@ -47,42 +39,17 @@ export async function commitAtNextVersion(
   body: string,
   start: SinkPosition,
 ): Promise<CommitOutcome> {
-  let unsettled = 0;
-  const again = async (version: number) => {
-    unsettled += 1;
-    if (unsettled >= PUT_ATTEMPTS)
-      throw new InletError(`bronze table ${table}: the commit of Delta version ${version} kept conflicting`, {
-        retryable: true,
-      });
-    await deps.sleep(backoffDelay(PUT_BACKOFF, unsettled, deps.random));
-  };
+  const log = new LogPut(deps, `bronze table ${table}`);
   for (let foreign = 0; foreign <= MAX_FOREIGN; ) {
     const version = head.version + 1;
-    let put: PutIfAbsentResult | 'unknown';
-    try {
-      put = await deps.delta.putCommitIfAbsent(version, body);
-    } catch (error) {
-      if (error instanceof UnknownOutcomeError) put = 'unknown';
-      // SlowDown applied nothing (classified so only when no attempt may have): put again shortly.
-      else if (isThrottle(error)) put = 'conflict';
-      else throw error;
-    }
-    if (put === 'created') {
+    const put = await log.put(version, body);
+    if (put.kind === 'again') continue;
+    if (put.kind === 'created') {
       applyToHead(head, table, version, body);
       return { kind: 'committed', version };
     }
-    if (put === 'conflict') {
-      await again(version);
-      continue;
-    }
-    const found = await deps.delta.getCommit(version);
-    // Not there: the unknown put was not applied (the SDK's attempts are over); put again.
-    if (found === undefined) {
-      await again(version);
-      continue;
-    }
-    const summary = applyToHead(head, table, version, found);
-    if (found === body) return { kind: 'committed', version };
+    const summary = applyToHead(head, table, version, put.text);
+    if (put.text === body) return { kind: 'committed', version };
     if (summary.ours || comparePositions(headPosition(head, table), start) !== 0)
       return { kind: 'superseded' };
     if (summary.metaData || summary.protocol) return { kind: 'stale' };

@@ -10,6 +10,7 @@ import {
 } from './delta-actions.ts';
 import { RESCUED_ROWS_TAG, rowsOf } from './log-state.ts';
 import type { DataFile } from './parquet-file.ts';
+import { addPathOf } from './partition-paths.ts';
 import type { SinkPosition } from './ports.ts';
 import { fromDeltaSchemaString, type TableSchema, toDeltaSchemaString } from './schema.ts';
 import { LEGACY_PROTOCOL } from './table-features.ts';
@@ -97,6 +98,8 @@ export interface CommitInput {
   readonly timestamp: number;
   /** The protocol this commit sets (table-features.ts); version 0 without one gets reader 1 / writer 2. */
   readonly protocol?: ProtocolAction;
+  /** A new table's partition columns (config `partitionBy`); an existing table keeps its own. */
+  readonly partitionBy?: readonly string[];
 }
 
 /** The actions of one commit, in the order PROTOCOL.md's examples use. */
@@ -138,11 +141,12 @@ export function buildCommit(input: CommitInput): string {
       name: input.table,
       format: { provider: 'parquet', options: {} },
       schemaString: '',
-      partitionColumns: [],
+      partitionColumns: [...(input.partitionBy ?? [])],
       configuration: {},
       createdTime: input.timestamp,
     };
-    actions.push({ metaData: { ...base, schemaString: toDeltaSchemaString(input.schema) } });
+    const schemaString = toDeltaSchemaString(input.schema, base.partitionColumns);
+    actions.push({ metaData: { ...base, schemaString } });
   }
   // The version that completes a manifest version says so on the main appId; a part before it on its own.
   actions.push({
@@ -158,8 +162,9 @@ export function buildCommit(input: CommitInput): string {
   for (const file of input.files) {
     actions.push({
       add: {
-        path: file.path,
-        partitionValues: {},
+        // A URI (PROTOCOL.md "Add File"): a partition directory's escapes are themselves escaped.
+        path: addPathOf(file.path),
+        partitionValues: file.partitionValues ?? {},
         size: file.size,
         modificationTime: input.timestamp,
         dataChange: true,
@@ -217,7 +222,7 @@ export function parseCommit(table: string, text: string, version?: number): Comm
     txns,
     metaData,
     protocol,
-    schema: metaData ? fromDeltaSchemaString(metaData.schemaString) : undefined,
+    schema: metaData ? fromDeltaSchemaString(metaData.schemaString, metaData.partitionColumns) : undefined,
     rows,
     rescued,
     files,

@@ -106,3 +106,14 @@ export class InvalidDeltaLogError extends InletError {
     this.name = 'InvalidDeltaLogError';
   }
 }
+
+/** A `schemaHints` type that is not Spark DDL for a type a bronze column can hold (hint-types.ts). */
+export class HintTypeError extends InletError {
+  constructor(
+    readonly text: string,
+    readonly problem: string,
+  ) {
+    super(`schemaHints type '${text}': ${problem}`, { retryable: false });
+    this.name = 'HintTypeError';
+  }
+}

@@ -1,13 +1,15 @@
 import {
   type BronzeConfig,
   type EvolutionMode,
+  INGEST_DATE_COLUMN,
   MANIFEST_VERSION_COLUMN,
   RESCUED_COLUMN,
   SOURCE_FILE_COLUMN,
   SYSTEM_COLUMNS,
 } from './config.ts';
 import { type BronzeType, typeText } from './delta-types.ts';
-import { type Converter, MISFIT, typedConverter, untypedConverter } from './fit.ts';
+import { type Converter, MISFIT, typedConverter } from './fit.ts';
+import { untypedConverter } from './fit-untyped.ts';
 import { byLowerName, caseTwin, columnNameProblem, type TableSchema } from './schema.ts';
 import { cellJson, Unstorable, untypedJson } from './values.ts';
 
@@ -17,6 +19,10 @@ export type OutputRow = Record<string, unknown>;
 /** Keys `_rescued_data` adds beside the rescued source keys: where the row came from and why each key. */
 export const RESCUED_FILE_KEY = '_file_path';
 export const RESCUED_REASONS_KEY = '_reasons';
+
+/** PROTOCOL.md "Partition Value Serialization": "An empty string for any type translates to a null partition value". */
+export const EMPTY_PARTITION_REASON =
+  "an empty string partition value reads as null (Delta's partition value serialization)";
 
 /** A row's declared column types (a Parquet file's schema); absent for untyped JSON and CSV values. */
 export type DeclaredTypes = ReadonlyMap<string, BronzeType>;
@@ -37,14 +43,22 @@ export class RecordFitter {
   private readonly keyProblems = new Map<string, string | null>();
   private readonly csv: boolean;
   private readonly nullPrototype: boolean;
+  /** Partition columns from the data: an empty string there would read back as null, so it is rescued. */
+  private readonly partitions: ReadonlySet<string>;
+  /** The ingestion date column of a table partitioned by it: a source key of that name is rescued. */
+  private readonly ingestDate: boolean;
 
   constructor(
     private readonly schema: TableSchema,
     private readonly mode: EvolutionMode,
     format: BronzeConfig['format'],
+    partitionBy: readonly string[] = [],
   ) {
     this.columns = new Map(schema.map((c) => [c.name, c.type]));
-    this.lower = byLowerName([...schema, ...SYSTEM_COLUMNS.map((name) => ({ name }))]);
+    this.partitions = new Set(partitionBy);
+    this.ingestDate = partitionBy.includes(INGEST_DATE_COLUMN);
+    const added = this.ingestDate ? [...SYSTEM_COLUMNS, INGEST_DATE_COLUMN] : SYSTEM_COLUMNS;
+    this.lower = byLowerName([...schema, ...added.map((name) => ({ name }))]);
     this.csv = format === 'csv';
     this.nullPrototype = needsNullPrototype(schema);
     for (const c of schema) this.untyped.set(c.name, untypedConverter(c.type, this.csv));
@@ -57,6 +71,9 @@ export class RecordFitter {
       const twin = caseTwin(name, this.lower);
       problem =
         columnNameProblem(name) ??
+        (this.ingestDate && name.toLowerCase() === INGEST_DATE_COLUMN
+          ? `'${INGEST_DATE_COLUMN}' is a column the sink adds (names are case-insensitive)`
+          : undefined) ??
         (twin === undefined
           ? null
           : `differs only by case from column '${twin}' (Delta names are case-insensitive)`);
@@ -113,7 +130,8 @@ export class RecordFitter {
       const convert = this.converter(name, types);
       if (convert) {
         const cell = convert(value);
-        if (cell !== MISFIT) row[name] = cell;
+        if (cell === '' && this.partitions.has(name)) rescue(name, value, EMPTY_PARTITION_REASON);
+        else if (cell !== MISFIT) row[name] = cell;
         else
           rescue(
             name,

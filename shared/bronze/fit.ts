@@ -1,14 +1,5 @@
 import { type BronzeType, decimalOf, integralDigits, sameType } from './delta-types.ts';
-import {
-  cellText,
-  classifyNumber,
-  DoubleLiteral,
-  decimalText,
-  doubleText,
-  inInt64,
-  Unstorable,
-  untypedText,
-} from './values.ts';
+import { cellText, decimalText, doubleText, Unstorable } from './values.ts';
 
 /**
  * Fitting a value to a column's type: exactly, or not at all (the caller rescues it). Never a rounding, a
@@ -51,7 +42,7 @@ function exactDecimal(cell: unknown, from: BronzeType): { unscaled: bigint; scal
 }
 
 /** The cell of numeric type `to` holding exactly `cell` of numeric type `from`, or MISFIT. */
-function convertNumber(cell: unknown, from: BronzeType, to: BronzeType): Fitted {
+export function convertNumber(cell: unknown, from: BronzeType, to: BronzeType): Fitted {
   if (isFloat(from) && isFloat(to)) {
     const v = cell as number;
     return to === 'double' || Number.isNaN(v) || Math.fround(v) === v ? v : MISFIT;
@@ -147,61 +138,4 @@ export function typedConverter(from: BronzeType, to: BronzeType): Converter {
     };
   }
   return () => MISFIT;
-}
-
-/** The type and cell an untyped JSON value or CSV text has on its own; undefined when it has none. */
-export function naturalCell(value: unknown, csv: boolean): { type: BronzeType; cell: unknown } | undefined {
-  if (csv) {
-    const text = value as string;
-    const n = classifyNumber(text);
-    if (n?.kind === 'long') return { type: 'long', cell: BigInt(n.value) };
-    if (n?.kind === 'double') return { type: 'double', cell: n.value };
-    if (n) return undefined;
-    if (text === 'true' || text === 'false') return { type: 'boolean', cell: text === 'true' };
-    return { type: 'string', cell: text };
-  }
-  switch (typeof value) {
-    case 'string':
-      return { type: 'string', cell: value };
-    case 'boolean':
-      return { type: 'boolean', cell: value };
-    case 'bigint':
-      return inInt64(value) ? { type: 'long', cell: value } : undefined;
-    case 'number':
-      return Number.isSafeInteger(value)
-        ? { type: 'long', cell: BigInt(value) }
-        : { type: 'double', cell: value };
-  }
-  if (value instanceof DoubleLiteral) return { type: 'double', cell: value.value };
-  return undefined;
-}
-
-/**
- * How an untyped value (a JSON value, a CSV field) fits a column of type `to`: as its exact text in a
- * string column; otherwise as the cell of its own type, converted exactly. Objects, arrays and numbers
- * without an exact type only fit a string column.
- */
-export function untypedConverter(to: BronzeType, csv: boolean): Converter {
-  if (to === 'string') return csv ? (v) => v : untypedText;
-  const fromLong = typedConverter('long', to);
-  const fromDouble = typedConverter('double', to);
-  const fromBoolean = typedConverter('boolean', to);
-  const fromString = typedConverter('string', to);
-  return (v) => {
-    // The common cases first, without an allocation.
-    if (to === 'long' && typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
-    if (to === 'double' && typeof v === 'number') return v;
-    const natural = naturalCell(v, csv);
-    if (!natural) return MISFIT;
-    switch (natural.type) {
-      case 'long':
-        return fromLong(natural.cell);
-      case 'double':
-        return fromDouble(natural.cell);
-      case 'boolean':
-        return fromBoolean(natural.cell);
-      default:
-        return fromString(natural.cell);
-    }
-  };
 }

@@ -3,7 +3,7 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import { type BronzeType, decimalOf } from './delta-types.ts';
 import { FileStatsCollector } from './file-stats.ts';
 import type { OutputRow } from './fit-record.ts';
-import { allColumns, type TableSchema } from './schema.ts';
+import { allColumns, type Column, type TableSchema } from './schema.ts';
 
 /** A finished data file, ready to upload. */
 export interface DataFile {
@@ -14,6 +14,8 @@ export interface DataFile {
   readonly rescued: number;
   /** The `add` action's `stats` JSON (file-stats.ts). */
   readonly stats: string;
+  /** The `add` action's `partitionValues` (partition-paths.ts); absent for an unpartitioned table. */
+  readonly partitionValues?: Readonly<Record<string, string | null>>;
 }
 
 /**
@@ -129,8 +131,7 @@ export function parquetElements(name: string, type: BronzeType, repetition: Repe
   return leaf({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: decimalBytes(precision), ...annotation });
 }
 
-function parquetSchema(schema: TableSchema): SchemaElement[] {
-  const columns = allColumns(schema);
+function parquetSchema(columns: readonly Column[]): SchemaElement[] {
   return [
     { name: 'root', num_children: columns.length },
     ...columns.flatMap((c) => parquetElements(c.name, c.type, 'OPTIONAL')),
@@ -146,6 +147,17 @@ export interface ParquetSplitterOptions {
   readonly maxFileBytes: number;
   /** Rows buffered before they are encoded as one row group. */
   readonly rowGroupRows?: number;
+  /** The file's columns: every column of the table but its partition columns. @default allColumns(schema) */
+  readonly columns?: readonly Column[];
+  /** `col=value/` directories the files go under (partition-paths.ts), and their partition values. */
+  readonly partition?: {
+    readonly directory: string;
+    readonly values: Readonly<Record<string, string | null>>;
+  };
+  /** The next file's index in the commit, when several splitters write one commit. @default its own count */
+  readonly nextIndex?: () => number;
+  /** Each file's path, by its index in this splitter; default `dataFilePath(manifestVersion, index, attempt)`. */
+  readonly pathOf?: (index: number) => string;
   /** Called with each finished file, in order; awaited, so at most one file is held at a time. */
   readonly onFile: (file: DataFile) => Promise<void>;
 }
@@ -164,7 +176,7 @@ export class ParquetSplitter {
   private index = 0;
 
   constructor(private readonly options: ParquetSplitterOptions) {
-    this.columns = allColumns(options.schema);
+    this.columns = options.columns ?? allColumns(options.schema);
     this.rowGroupRows = options.rowGroupRows ?? 10_000;
   }
 
@@ -180,7 +192,18 @@ export class ParquetSplitter {
     return this.index;
   }
 
-  private async flushRowGroup(): Promise<void> {
+  /** Rows added and not yet encoded. */
+  get bufferedRows(): number {
+    return this.buffer.length;
+  }
+
+  /** Bytes of the file being built (0 when none is open). */
+  get openBytes(): number {
+    return this.writer?.bytes.offset ?? 0;
+  }
+
+  /** Encodes the buffered rows as a row group of the open file (closing it if it reached maxFileBytes). */
+  async flushRowGroup(): Promise<void> {
     if (this.buffer.length === 0) return;
     const rows = this.buffer;
     this.buffer = [];
@@ -190,7 +213,7 @@ export class ParquetSplitter {
         bytes,
         parquet: new ParquetWriter({
           writer: bytes,
-          schema: parquetSchema(this.options.schema),
+          schema: parquetSchema(this.columns),
           // A fixed creator keeps a replay's file byte-identical to the first attempt's.
           createdBy: 'inlet bronze sink (hyparquet-writer)',
         }),
@@ -210,12 +233,17 @@ export class ParquetSplitter {
     if (w.bytes.offset >= this.options.maxFileBytes) await this.finishFile();
   }
 
-  private async finishFile(): Promise<void> {
+  /** Closes the open file, if any, and hands it to `onFile`. */
+  async finishFile(): Promise<void> {
     const w = this.writer;
     if (!w) return;
     this.writer = undefined;
     w.parquet.finish();
-    const path = dataFilePath(this.options.manifestVersion, this.index, this.options.attempt);
+    const index = this.options.nextIndex?.() ?? this.index;
+    const { partition } = this.options;
+    const path =
+      this.options.pathOf?.(index) ??
+      `${partition?.directory ?? ''}${dataFilePath(this.options.manifestVersion, index, this.options.attempt)}`;
     this.index += 1;
     await this.options.onFile({
       path,
@@ -223,6 +251,7 @@ export class ParquetSplitter {
       rows: w.rows,
       rescued: w.rescued,
       stats: w.stats.json(),
+      ...(partition ? { partitionValues: partition.values } : {}),
     });
   }
 }

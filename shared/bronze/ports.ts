@@ -119,6 +119,12 @@ export interface SinkCursor extends SinkPosition {
    * part it starts, whatever the landing files' latency.
    */
   readonly partFiles?: number;
+  /**
+   * The `deltaVersion` at which the table's Glue entry was last known to be in step with the log (absent:
+   * never, or the table has no catalog). Behind `deltaVersion` after a failed catalog write: the next run
+   * repairs the entry (docs/protocol.md, "Catalog projection").
+   */
+  readonly catalogued?: number;
 }
 
 export interface SinkCursorStore {

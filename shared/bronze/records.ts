@@ -6,7 +6,7 @@ import { untypedJson } from './values.ts';
 
 /**
  * Streaming record readers: a landing file's bytes in, one record (or one unparseable piece) at a time out.
- * Memory is bounded by the longest record, and that is capped: a line past MAX_RECORD_BYTES is cut and
+ * Memory is bounded by the longest record, and that is capped: a line past MAX_RECORD_CHARS is cut and
  * rescued, so one newline-free gigabyte cannot take the function down.
  */
 
@@ -25,7 +25,8 @@ export type SourceRecord =
 /** Formats read as a stream of text; Parquet is read by ranges (parquet-records.ts). */
 export type TextFormat = 'json' | 'jsonl' | 'csv';
 
-export const MAX_RECORD_BYTES = 8 * 1024 * 1024;
+/** The longest record read whole, in characters (UTF-16 code units, what a string's length counts). */
+export const MAX_RECORD_CHARS = 8 * 1024 * 1024;
 /** A `json` file that is one document (an array of records) is parsed whole, so only up to this size. */
 export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024;
 /** How much of a cut or unparseable record `_rescued_data` keeps. */
@@ -44,7 +45,7 @@ async function* lines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<{ text:
     for (;;) {
       const newline = buffer.indexOf('\n');
       const end = newline < 0 ? buffer.length : newline;
-      if (!cutting && end > MAX_RECORD_BYTES) {
+      if (!cutting && end > MAX_RECORD_CHARS) {
         yield { text: buffer.slice(0, RAW_KEEP), cut: true };
         cutting = true;
       }
@@ -83,7 +84,7 @@ async function* jsonRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<S
     const { text, cut } = next.value;
     if (cut) {
       // The rest of a cut line is dropped by `lines`; its head is rescued with the reason.
-      yield { kind: 'corrupt', raw: text, reason: `record longer than ${MAX_RECORD_BYTES} bytes` };
+      yield { kind: 'corrupt', raw: text, reason: `record longer than ${MAX_RECORD_CHARS} characters` };
       first = false;
       continue;
     }
@@ -139,17 +140,21 @@ async function* jsonDocument(
 
 /**
  * CSV with a header line (shared/kernel/csv.ts: RFC 4180, quoted fields may hold commas, `""` and line
- * breaks). A row whose field count differs from the header's, or longer than MAX_RECORD_BYTES, is rescued
+ * breaks). A row whose field count differs from the header's, or longer than MAX_RECORD_CHARS, is rescued
  * whole; an empty line is skipped. Every value is a string; types come from inference.
  */
 async function* csvRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SourceRecord> {
   let header: string[] | undefined;
-  const csv = new CsvParser({ maxRowChars: MAX_RECORD_BYTES, rawKeep: RAW_KEEP });
+  const csv = new CsvParser({ maxRowChars: MAX_RECORD_CHARS, rawKeep: RAW_KEEP });
   const decoder = new TextDecoder('utf-8');
 
   function* record(row: CsvRow): Generator<SourceRecord> {
     if (row.tooLong) {
-      yield { kind: 'corrupt', raw: clip(row.raw), reason: `record longer than ${MAX_RECORD_BYTES} bytes` };
+      yield {
+        kind: 'corrupt',
+        raw: clip(row.raw),
+        reason: `record longer than ${MAX_RECORD_CHARS} characters`,
+      };
       return;
     }
     const { fields } = row;

@@ -1,56 +1,16 @@
 import type { BronzeConfig } from './config.ts';
 import { type BronzeType, mergeTypes } from './delta-types.ts';
+import { csvShape, mergeJson, type Shape, shapeType, widen } from './inferred-shape.ts';
 import type { Column } from './schema.ts';
 import { columnNameProblem } from './schema.ts';
-import { classifyNumber, DoubleLiteral, Unstorable } from './values.ts';
 
 interface Seen {
   /** The first spelling of a name (case-insensitive) in the version; the others are rescued. */
   readonly winner: boolean;
+  /** Parquet: the declared type. */
   type: BronzeType | undefined;
-  /** A long seen that a double cannot hold exactly: long and double then widen to string, not double. */
-  inexactLong: boolean;
-}
-
-const exactAsDouble = (v: bigint) => BigInt(Number(v)) === v;
-
-/** The type an untyped value has on its own; undefined for null and numbers without an exact type. */
-function untypedType(value: unknown, csv: boolean, seen: Seen): BronzeType | undefined {
-  if (csv) {
-    const text = value as string;
-    if (text === '') return undefined;
-    const n = classifyNumber(text);
-    if (n?.kind === 'long') {
-      if (typeof n.value === 'bigint' && !exactAsDouble(n.value)) seen.inexactLong = true;
-      return 'long';
-    }
-    if (n) return n.kind === 'double' ? 'double' : undefined;
-    return text === 'true' || text === 'false' ? 'boolean' : 'string';
-  }
-  switch (typeof value) {
-    case 'string':
-      return 'string';
-    case 'boolean':
-      return 'boolean';
-    case 'number':
-      return Number.isSafeInteger(value) ? 'long' : 'double';
-    case 'bigint':
-      if (!exactAsDouble(value)) seen.inexactLong = true;
-      return 'long';
-  }
-  if (value instanceof DoubleLiteral) return 'double';
-  if (value instanceof Unstorable) return undefined;
-  // Objects and arrays are kept as their JSON text.
-  return 'string';
-}
-
-/** JSON and CSV: long and double widen to double when every long is exact as a double; any other mix to string. */
-function widenUntyped(a: BronzeType | undefined, b: BronzeType | undefined, seen: Seen) {
-  if (a === undefined) return b;
-  if (b === undefined || a === b) return a;
-  if ((a === 'long' && b === 'double') || (a === 'double' && b === 'long'))
-    return seen.inexactLong ? 'string' : 'double';
-  return 'string';
+  /** JSON and CSV: the type inferred from the values. */
+  shape: Shape;
 }
 
 /**
@@ -65,10 +25,12 @@ export class SchemaObserver {
   private readonly spellings = new Map<string, string>();
   private readonly csv: boolean;
   private readonly typed: boolean;
+  private readonly nestedTyped: boolean;
 
-  constructor(format: BronzeConfig['format']) {
+  constructor(format: BronzeConfig['format'], nested: BronzeConfig['nested'] = 'typed') {
     this.csv = format === 'csv';
     this.typed = format === 'parquet';
+    this.nestedTyped = nested === 'typed';
   }
 
   private entry(name: string): Seen {
@@ -77,7 +39,7 @@ export class SchemaObserver {
       const lower = name.toLowerCase();
       const first = !this.spellings.has(lower);
       if (first) this.spellings.set(lower, name);
-      seen = { winner: first && columnNameProblem(name) === undefined, type: undefined, inexactLong: false };
+      seen = { winner: first && columnNameProblem(name) === undefined, type: undefined, shape: undefined };
       this.seen.set(name, seen);
     }
     return seen;
@@ -100,8 +62,9 @@ export class SchemaObserver {
       if (!seen.winner) continue;
       const value = values[name];
       if (value === null || value === undefined) continue;
-      const type = untypedType(value, this.csv, seen);
-      if (type !== seen.type) seen.type = widenUntyped(seen.type, type, seen);
+      seen.shape = this.csv
+        ? widen(seen.shape, csvShape(value as string))
+        : mergeJson(seen.shape, value, this.nestedTyped);
     }
   }
 
@@ -109,6 +72,6 @@ export class SchemaObserver {
   columns(): Column[] {
     return [...this.seen]
       .filter(([, s]) => s.winner)
-      .map(([name, s]) => ({ name, type: s.type ?? 'string' }));
+      .map(([name, s]) => ({ name, type: this.typed ? (s.type ?? 'string') : shapeType(s.shape) }));
   }
 }

@@ -1,11 +1,12 @@
 import {
   type EvolutionMode,
+  INGEST_DATE_COLUMN,
   MANIFEST_VERSION_COLUMN,
   RESCUED_COLUMN,
   SOURCE_FILE_COLUMN,
   SYSTEM_COLUMNS,
 } from './config.ts';
-import { type BronzeType, nameProblem, parseBronzeType } from './delta-types.ts';
+import { type BronzeType, nameProblem, parseBronzeType, type StructField } from './delta-types.ts';
 
 /** One data column of a bronze table, in the order it was first seen. */
 export interface Column {
@@ -70,10 +71,56 @@ export function decideSchema(
   }
   const known = byLowerName(current);
   const added = observed.filter((c) => !known.has(c.name.toLowerCase()));
-  if (added.length === 0 || mode === 'rescue' || mode === 'none')
+  // New fields inside existing struct columns are new columns too (a hinted column's type is the hint's).
+  const seen = new Map(observed.map((c) => [c.name, c.type]));
+  const newFields: string[] = [];
+  const evolved = current.map((c) => {
+    const type = seen.get(c.name);
+    if (type === undefined || Object.hasOwn(hints, c.name)) return c;
+    return { name: c.name, type: withNewFields(c.type, type, c.name, newFields) };
+  });
+  if ((added.length === 0 && newFields.length === 0) || mode === 'rescue' || mode === 'none')
     return { kind: 'ok', schema: current, changed: false };
-  if (mode === 'failOnNewColumns') return { kind: 'fail', newColumns: added.map((c) => c.name) };
-  return { kind: 'ok', schema: [...current, ...added.map(hinted)], changed: true };
+  if (mode === 'failOnNewColumns')
+    return { kind: 'fail', newColumns: [...added.map((c) => c.name), ...newFields] };
+  return { kind: 'ok', schema: [...evolved, ...added.map(hinted)], changed: true };
+}
+
+/**
+ * `current` with the struct fields `observed` has and it lacks, at any depth (in arrays' elements and maps'
+ * values too), their paths pushed to `added`. Existing fields keep their types (a value that does not fit
+ * is rescued); a field differing from an existing one only by case, or with a name Delta cannot store, is
+ * never added (its values are rescued whole).
+ */
+function withNewFields(current: BronzeType, observed: BronzeType, path: string, added: string[]): BronzeType {
+  if (typeof current === 'string' || typeof observed === 'string') return current;
+  if (current.type === 'array' && observed.type === 'array') {
+    const element = withNewFields(current.elementType, observed.elementType, `${path}.element`, added);
+    return element === current.elementType ? current : { ...current, elementType: element };
+  }
+  if (current.type === 'map' && observed.type === 'map') {
+    const value = withNewFields(current.valueType, observed.valueType, `${path}.value`, added);
+    return value === current.valueType ? current : { ...current, valueType: value };
+  }
+  if (current.type !== 'struct' || observed.type !== 'struct') return current;
+  const lower = byLowerName(current.fields);
+  let changed = false;
+  const fields: StructField[] = current.fields.map((f) => {
+    const twin = observed.fields.find((o) => o.name === f.name);
+    if (!twin) return f;
+    const type = withNewFields(f.type, twin.type, `${path}.${f.name}`, added);
+    if (type === f.type) return f;
+    changed = true;
+    return { ...f, type };
+  });
+  for (const field of observed.fields) {
+    if (lower.has(field.name.toLowerCase()) || nameProblem(field.name) !== undefined) continue;
+    lower.set(field.name.toLowerCase(), field.name);
+    added.push(`${path}.${field.name}`);
+    fields.push({ name: field.name, type: field.type, nullable: true, metadata: {} });
+    changed = true;
+  }
+  return changed ? { type: 'struct', fields } : current;
 }
 
 /** Every column a data file has, data then system, with its type. */
@@ -86,21 +133,46 @@ export function allColumns(schema: TableSchema): Column[] {
   ];
 }
 
+/** Every column of a table partitioned by `partitionBy`: data, system, then the ingestion date if it has one. */
+export function tableColumns(schema: TableSchema, partitionBy: readonly string[]): Column[] {
+  const columns = allColumns(schema);
+  if (partitionBy.includes(INGEST_DATE_COLUMN)) columns.push({ name: INGEST_DATE_COLUMN, type: 'date' });
+  return columns;
+}
+
+/**
+ * The columns of a data file: every column but the partition columns, whose values are in the log's
+ * `partitionValues` (as Spark writes them; and Delta's statistics leave them out: StatisticsCollection,
+ * "The partition columns' definitions are not included in this schema").
+ */
+export const fileColumns = (schema: TableSchema, partitionBy: readonly string[]): Column[] =>
+  allColumns(schema).filter((c) => !partitionBy.includes(c.name));
+
 /**
  * The Delta `schemaString` (PROTOCOL.md "Schema Serialization Format"): a struct of nullable fields whose
  * types are the model's JSON (delta-types.ts), nested types included.
  */
-export function toDeltaSchemaString(schema: TableSchema): string {
+export function toDeltaSchemaString(schema: TableSchema, partitionBy: readonly string[] = []): string {
   return JSON.stringify({
     type: 'struct',
-    fields: allColumns(schema).map((c) => ({ name: c.name, type: c.type, nullable: true, metadata: {} })),
+    fields: tableColumns(schema, partitionBy).map((c) => ({
+      name: c.name,
+      type: c.type,
+      nullable: true,
+      metadata: {},
+    })),
   });
 }
 
 /** The data columns of a `schemaString` this sink wrote, every type validated. */
-export function fromDeltaSchemaString(schemaString: string): TableSchema {
+export function fromDeltaSchemaString(
+  schemaString: string,
+  partitionColumns: readonly string[] = [],
+): TableSchema {
   const parsed = JSON.parse(schemaString) as { fields: { name: string; type: unknown }[] };
+  const added = (name: string) =>
+    SYSTEM_COLUMNS.includes(name) || (name === INGEST_DATE_COLUMN && partitionColumns.includes(name));
   return parsed.fields
-    .filter((f) => !SYSTEM_COLUMNS.includes(f.name))
+    .filter((f) => !added(f.name))
     .map((f) => ({ name: f.name, type: parseBronzeType(f.type, f.name) }));
 }

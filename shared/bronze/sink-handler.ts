@@ -2,7 +2,7 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import { DEFAULTS } from '../kernel/defaults.ts';
-import { giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import { failedForLoad, giveBack, groupOf, receivesOf } from '../kernel/fifo-backoff.ts';
 import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
@@ -126,7 +126,7 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
         }
       } catch (error) {
         m.count(METRIC.sinkErrors, 1);
-        const retry = passes(error);
+        const retry = failedForLoad(error);
         if (retry)
           delays.set(groupOf(sqsRecord), backoffDelay(RETRY_BACKOFF, receivesOf(sqsRecord) - 1, deps.random));
         else stopped(sqsRecord);

@@ -4,7 +4,8 @@ import type { BatchStore } from '../ingestion/batch-store.ts';
 import type { Clock } from '../kernel/clock.ts';
 import { InletError } from '../kernel/errors.ts';
 import type { Log } from '../kernel/log.ts';
-import { type BronzeConfig, bronzeLocation } from './config.ts';
+import { CatalogProjection, type TableCatalog } from './catalog-sync.ts';
+import { type BronzeConfig, bronzeLocation, partitionColumnsOf } from './config.ts';
 import { commitAtNextVersion } from './delta-commit.ts';
 import { comparePositions } from './delta-log.ts';
 import { SinkTableMismatchError } from './errors.ts';
@@ -20,7 +21,7 @@ import type {
 } from './ports.ts';
 import { type CleanResult, cleanSource } from './sink-clean.ts';
 import { checkpointDue, writeCheckpoint } from './snapshot.ts';
-import { checkWritable, headPosition, loadHead, type TableHead } from './table-head.ts';
+import { checkWritable, headPosition, headSchema, loadHead, type TableHead } from './table-head.ts';
 import { VersionCommits } from './version-reads.ts';
 import {
   DEFAULT_PART_LIMITS,
@@ -53,6 +54,8 @@ export interface SinkDeps extends Clock {
   readonly parts?: PartLimits;
   /** Actions per row group of the checkpoints it writes. @default CHECKPOINT_ROW_GROUP_ROWS (10,000) */
   readonly checkpointRows?: number;
+  /** The Glue database tables with `catalog` are registered in; without it no table is. */
+  readonly catalog?: { readonly tables: TableCatalog; readonly database: string };
 }
 
 export interface SinkOutcome {
@@ -118,7 +121,14 @@ type Step =
  * are stepped over. The cursor then counts the commits, conditionally.
  */
 export class SinkTable {
-  constructor(private readonly deps: SinkDeps) {}
+  private readonly catalog: CatalogProjection | undefined;
+
+  constructor(private readonly deps: SinkDeps) {
+    const catalog = deps.catalog;
+    this.catalog =
+      catalog &&
+      new CatalogProjection({ catalog: catalog.tables, database: catalog.database, log: deps.log });
+  }
 
   bronzeOf(table: string): BronzeConfig {
     const config = this.deps.config.tables.find((t) => t.name === table)?.bronze;
@@ -174,11 +184,11 @@ export class SinkTable {
     let cursor = await deps.cursors.get(table);
     // The up-to-date table costs one cursor read and one manifest read, no log read.
     let manifest = await deps.store.getManifest(table, cursor.manifestVersion + 1);
-    if (!manifest) return { kind: 'caughtUp', cursor };
+    if (!manifest) return { kind: 'caughtUp', cursor: await this.repairCatalog(table, config, cursor) };
     if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
 
     const head = await loadHead(delta, table, cursor.deltaVersion);
-    checkWritable(head, table, location);
+    checkWritable(head, table, location, partitionColumnsOf(config));
     const found = headPosition(head, table);
     // The log is the truth of what is written; it can be ahead of the cursor (a crash after a commit),
     // never behind it, unless the table's location changed or its log was deleted.
@@ -229,7 +239,7 @@ export class SinkTable {
       if (outcome.kind === 'stale') {
         // Another writer changed the metaData or protocol under this part: write it again against theirs.
         deps.log.warn('bronze table changed by another writer; rewriting the part', { table, location });
-        checkWritable(head, table, location);
+        checkWritable(head, table, location, partitionColumnsOf(config));
         continue;
       }
       if (outcome.kind === 'committed') {
@@ -293,6 +303,8 @@ export class SinkTable {
     const last = head.uncounted.at(-1);
     if (!last) return cursor;
     const sum = (key: 'rows' | 'rescued') => head.uncounted.reduce((total, c) => total + c[key], 0);
+    // Before the cursor moves: a crash in between finds the commit uncounted and projects it again.
+    const catalogued = await this.project(table, config, at.location, head, last.version, cursor);
     // Parts made smaller by a run that ran out of time grow back with each commit.
     const grown = cursor.partFiles === undefined ? undefined : cursor.partFiles * 2;
     const next: SinkCursor = {
@@ -303,6 +315,7 @@ export class SinkTable {
       rows: cursor.rows + sum('rows'),
       rescued: cursor.rescued + sum('rescued'),
       ...(grown !== undefined && grown < at.limits.maxFiles ? { partFiles: grown } : {}),
+      ...catalogued,
     };
     if (!(await this.deps.cursors.advance(cursor, next))) {
       this.deps.log.warn('sink cursor moved under us; re-reading', { table, deltaVersion: last.version });
@@ -319,6 +332,54 @@ export class SinkTable {
     for (let v = cursor.manifestVersion + 1; v <= next.manifestVersion; v++) tally.versions.push(v);
     head.uncounted = [];
     return next;
+  }
+
+  /**
+   * Projects the head's schema into the table's Glue entry (docs/protocol.md, "Catalog projection"): the
+   * cursor's `catalogued` becomes `deltaVersion` when the entry is in step, and stays where it was when the
+   * catalog could not be written (logged), for the next run to repair.
+   */
+  private async project(
+    table: string,
+    config: BronzeConfig,
+    location: string,
+    head: TableHead,
+    deltaVersion: number,
+    cursor: SinkCursor,
+  ): Promise<Pick<SinkCursor, 'catalogued'>> {
+    const schema = headSchema(head);
+    if (!this.catalog || !config.catalog || !schema) return {};
+    const inStep = await this.catalog.project({
+      table,
+      location,
+      schema,
+      deltaVersion: head.version,
+      partitionBy: partitionColumnsOf(config),
+    });
+    if (inStep) return { catalogued: deltaVersion };
+    return cursor.catalogued === undefined ? {} : { catalogued: cursor.catalogued };
+  }
+
+  /**
+   * A table with nothing to write whose Glue entry a run could not write: read its head and project it, so
+   * a catalog failure is repaired by the next run even when no commit follows. Costs nothing once in step.
+   */
+  private async repairCatalog(table: string, config: BronzeConfig, cursor: SinkCursor): Promise<SinkCursor> {
+    if (
+      !this.catalog ||
+      !config.catalog ||
+      cursor.deltaVersion < 0 ||
+      cursor.catalogued === cursor.deltaVersion
+    )
+      return cursor;
+    const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
+    const head = await loadHead(this.deps.deltaAt(bucket, prefix), table, cursor.deltaVersion);
+    const location = `s3://${bucket}/${prefix}`;
+    const catalogued = await this.project(table, config, location, head, cursor.deltaVersion, cursor);
+    if (catalogued.catalogued === cursor.catalogued) return cursor;
+    const next = { ...cursor, ...catalogued };
+    // Conditional like any advance: a run that moved the cursor meanwhile projected its own head.
+    return (await this.deps.cursors.advance(cursor, next)) ? next : cursor;
   }
 
   /**

@@ -69,22 +69,33 @@ export function applyToHead(head: TableHead, table: string, version: number, tex
 export const headPosition = (head: TableHead, table: string): SinkPosition => positionOf(table, head.txns);
 
 export const headSchema = (head: TableHead): TableSchema | undefined =>
-  head.metaData ? fromDeltaSchemaString(head.metaData.schemaString) : undefined;
+  head.metaData
+    ? fromDeltaSchemaString(head.metaData.schemaString, head.metaData.partitionColumns)
+    : undefined;
 
 /**
  * Refuses a table this writer cannot append to correctly: a protocol it does not implement (PROTOCOL.md
  * "Table Features": writers must implement every listed feature; legacy writer versions past 2 imply
  * CHECK constraints, generated or identity columns, change data feed or column mapping: `protocolProblems`),
- * partition columns (our files carry no partition values), or a column invariant (writer version 2 must
- * enforce `delta.invariants`; this writer evaluates no SQL).
+ * partition columns other than `partitionBy` (PROTOCOL.md "Change Metadata": a table's `partitionColumns`
+ * describe every file already written; changing them means rewriting them all), or a column invariant
+ * (writer version 2 must enforce `delta.invariants`; this writer evaluates no SQL).
  */
-export function checkWritable(head: TableHead, table: string, location: string): void {
+export function checkWritable(
+  head: TableHead,
+  table: string,
+  location: string,
+  partitionBy: readonly string[] = [],
+): void {
   const problems: string[] = [];
   if (head.version >= 0 && (!head.protocol || !head.metaData))
     problems.push('its log has commits but no protocol or metaData action');
   if (head.protocol) problems.push(...protocolProblems(head.protocol));
-  if (head.metaData && head.metaData.partitionColumns.length > 0)
-    problems.push(`it is partitioned by ${head.metaData.partitionColumns.join(', ')}`);
+  const partitioned = head.metaData?.partitionColumns;
+  if (partitioned && partitioned.join('\n') !== partitionBy.join('\n'))
+    problems.push(
+      `partitionBy is [${partitionBy.join(', ')}] but the table is ${partitioned.length === 0 ? 'not partitioned' : `partitioned by [${partitioned.join(', ')}]`}: partition columns cannot change after the first commit without rewriting every file; set partitionBy back, or give the table a new location (a new table)`,
+    );
   if (head.metaData?.schemaString.includes('"delta.invariants"'))
     problems.push('a column has a delta.invariants constraint');
   if (problems.length > 0) throw new UnwritableTableError(table, location, problems);

@@ -46,7 +46,9 @@ export async function readBronzeTable(table: string, delta: DeltaStore): Promise
   return {
     version: replay.version,
     position: positionOf(table, replay.txns),
-    schema: replay.metaData ? fromDeltaSchemaString(replay.metaData.schemaString) : [],
+    schema: replay.metaData
+      ? fromDeltaSchemaString(replay.metaData.schemaString, replay.metaData.partitionColumns)
+      : [],
     rows,
     rescued,
     files,

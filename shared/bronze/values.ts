@@ -39,10 +39,10 @@ export const INT64_MAX = 2n ** 63n - 1n;
 export const inInt64 = (v: bigint) => v >= INT64_MIN && v <= INT64_MAX;
 
 const NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
-const STRICT_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+export const STRICT_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /** `-0012.3400e1` -> `-1234e-1`: sign, significant digits, exponent; zero keeps its sign. */
-function canonical(text: string): string | undefined {
+export function canonical(text: string): string | undefined {
   const m = NUMBER.exec(text);
   if (!m) return undefined;
   const [, sign, int = '', frac = '', exp = '0'] = m;

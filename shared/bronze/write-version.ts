@@ -1,11 +1,13 @@
 import type { Manifest } from '../ingestion/manifest.ts';
 import type { ObjectRef } from '../ingestion/model.ts';
-import type { BronzeConfig } from './config.ts';
+import { type BronzeConfig, INGEST_DATE_COLUMN, partitionColumnsOf } from './config.ts';
 import { buildCommit } from './delta-log.ts';
 import { NewColumnsError } from './errors.ts';
 import { corruptRow, RecordFitter } from './fit-record.ts';
+import { hintTypes } from './hint-types.ts';
 import { fetchLanding, firstPass, type HoldBudget, type LandingFile, secondPass } from './landing-reads.ts';
-import { ParquetSplitter } from './parquet-file.ts';
+import type { DataFile } from './parquet-file.ts';
+import { PartitionedWriter } from './partitioned-writer.ts';
 import type { DeltaStore, MissingReason, ReadIdentity, SinkPosition, SourceObjects } from './ports.ts';
 import { readAhead } from './read-ahead.ts';
 import { decideSchema } from './schema.ts';
@@ -123,7 +125,7 @@ export async function writePart(
   };
   const refs = manifest.files.slice(files.from, files.to);
   const budget: HoldBudget = { bytes: input.limits.maxBytes };
-  const observer = new SchemaObserver(config.format);
+  const observer = new SchemaObserver(config.format, config.nested);
   const identity = input.identity ?? 'path';
   // The write each file's first pass read, so the second reads exactly it (a rewrite between the passes
   // fails the part instead of mixing writes); and the files read at another write than the manifest names,
@@ -151,17 +153,24 @@ export async function writePart(
       else if (record.kind === 'columns') observer.declare(record.columns);
     }
   }
+  const partitionBy = input.head.metaData?.partitionColumns ?? partitionColumnsOf(config);
+  // A source key named like the ingestion date column the sink adds is rescued, never a column of its own.
+  const observed = partitionBy.includes(INGEST_DATE_COLUMN)
+    ? observer.columns().filter((c) => c.name.toLowerCase() !== INGEST_DATE_COLUMN)
+    : observer.columns();
   const decision = decideSchema(
     headSchema(input.head),
-    observer.columns(),
-    config.schemaHints,
+    observed,
+    hintTypes(config.schemaHints),
     config.evolution,
   );
   if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
 
-  const written: Array<{ path: string; rows: number; rescued: number; size: number; stats: string }> = [];
-  const splitter = new ParquetSplitter({
+  const written: Array<Omit<DataFile, 'bytes'> & { size: number }> = [];
+  const splitter = new PartitionedWriter({
     schema: decision.schema,
+    partitionBy,
+    committedAt: manifest.committedAt,
     manifestVersion: manifest.version,
     attempt: input.attempt,
     maxFileBytes: config.maxFileBytes,
@@ -173,7 +182,7 @@ export async function writePart(
       written.push({ ...rest, size: bytes.byteLength });
     },
   });
-  const fitter = new RecordFitter(decision.schema, config.evolution, config.format);
+  const fitter = new RecordFitter(decision.schema, config.evolution, config.format, partitionBy);
   for (const { file, pinned } of read) {
     const url = sourceUrl(file.ref);
     inTime();
@@ -204,6 +213,7 @@ export async function writePart(
     rewrittenSources: rewritten,
     timestamp: Date.parse(manifest.committedAt),
     protocol: protocolChange(input.head.protocol, decision.schema),
+    partitionBy,
   });
   return {
     body,

@@ -49,7 +49,7 @@ function built<T>(name: string, build: () => T): T {
 /**
  * Built on first use, one function's at a time: a function parses its own environment at start-up and builds
  * no other function's schema (each is a few zod objects, and a cold start pays for every one built); the
- * construct and the tests, which write every function's, build all five.
+ * construct and the tests, which write every function's, build them all.
  */
 export const FUNCTION_ENV = {
   get batcher() {
@@ -109,6 +109,17 @@ export const FUNCTION_ENV = {
         [ENV.manifestBucket]: requiredVar(),
         [ENV.sinkQueueUrl]: requiredVar(),
         [ENV.sinkQueueVisibilitySeconds]: requiredIntVar(),
+        // Written only when some bronze table has `catalog` (the construct creates the database then).
+        [ENV.glueDatabase]: z.optional(z.string().check(z.minLength(1))),
+      }),
+    );
+  },
+  /** Bronze optimize and vacuum: the Delta tables' locations come from the config and the manifest bucket. */
+  get maintenance() {
+    return built('maintenance', () =>
+      envSchema({
+        ...COMMON,
+        [ENV.manifestBucket]: requiredVar(),
       }),
     );
   },
@@ -137,6 +148,11 @@ const common = (name: FunctionName, inputs: CommonEnvInputs) => ({
  * environment with the same writer, so neither can leave out a variable the runtime requires.
  */
 export const writeFunctionEnv = {
+  maintenance: (inputs: CommonEnvInputs & { readonly manifestBucket: string }) =>
+    writeEnv(FUNCTION_ENV.maintenance, {
+      ...common('maintenance', inputs),
+      [ENV.manifestBucket]: inputs.manifestBucket,
+    }),
   batcher: (inputs: CommonEnvInputs & { readonly manifestBucket: string; readonly commitQueueUrl: string }) =>
     writeEnv(FUNCTION_ENV.batcher, {
       ...common('batcher', inputs),
@@ -181,6 +197,7 @@ export const writeFunctionEnv = {
       readonly manifestBucket: string;
       readonly sinkQueueUrl: string;
       readonly sinkTimeoutSeconds: number;
+      readonly glueDatabase?: string;
     },
   ) =>
     writeEnv(FUNCTION_ENV.sink, {
@@ -189,6 +206,7 @@ export const writeFunctionEnv = {
       [ENV.sinkQueueUrl]: inputs.sinkQueueUrl,
       // What a table stopped for good waits for its retry: the queue's visibility timeout (infra/bronze.ts).
       [ENV.sinkQueueVisibilitySeconds]: sinkQueueVisibilitySeconds(inputs.sinkTimeoutSeconds),
+      [ENV.glueDatabase]: inputs.glueDatabase,
     }),
 } satisfies Record<FunctionName, (inputs: never) => Record<string, string>>;
 

@@ -41,7 +41,11 @@ const MAX_TAKEOVER_ROUNDS = 3;
  * and once the item exists no late attempt can apply any more. Throttles are retried with jittered
  * backoff. Gives up at `deadline`, saying whether any attempt may have been applied.
  */
-export async function settle<T>(clock: Clock, deadline: number, call: () => Promise<T>): Promise<Settled<T>> {
+export async function untilAnswered<T>(
+  clock: Clock,
+  deadline: number,
+  call: () => Promise<T>,
+): Promise<Settled<T>> {
   let possiblyApplied = false;
   let last: unknown;
   let throttled = false;
@@ -101,7 +105,7 @@ export class FileClaimer {
     ctx: ClaimContext,
     busy: (until: number) => void,
   ): Promise<ClaimOutcome> {
-    const claimed = await settle(this.clock, ctx.deadline, () =>
+    const claimed = await untilAnswered(this.clock, ctx.deadline, () =>
       this.ledger.claimFile(file, ctx.batchId, ctx.leaseUntil),
     );
     if (!claimed.ok) return this.unsettled(file, ctx, claimed, 'claim');
@@ -144,7 +148,7 @@ export class FileClaimer {
       }
       // The owner is ABORTED (for ever): move the file to our batch.
       const from = owner.batchId;
-      const moved = await settle(this.clock, ctx.deadline, () =>
+      const moved = await untilAnswered(this.clock, ctx.deadline, () =>
         this.ledger.moveFile(file, from, ctx.batchId, ctx.leaseUntil),
       );
       if (!moved.ok) return this.unsettled(file, ctx, moved, 'take over');
@@ -178,7 +182,7 @@ export class FileClaimer {
   ): Promise<Settled<T>> {
     let entry = cache.get(key);
     if (!entry) {
-      entry = settle(this.clock, ctx.deadline, call);
+      entry = untilAnswered(this.clock, ctx.deadline, call);
       cache.set(key, entry);
       // A failure is not remembered: the next file of the same owner asks again.
       void entry.then((result) => {

@@ -2,7 +2,7 @@ import { processPartialResponse, SqsFifoPartialProcessorAsync } from '@aws-lambd
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import { BatchNotSealedError, ManifestAheadOfLedgerError, StagedListMissingError } from '../kernel/errors.ts';
-import { giveBack, groupOf, passes, receivesOf } from '../kernel/fifo-backoff.ts';
+import { failedForLoad, giveBack, groupOf, receivesOf } from '../kernel/fifo-backoff.ts';
 import type { RetryScheduler } from '../kernel/message-visibility.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import * as z from '../kernel/zod.ts';
@@ -122,7 +122,7 @@ export function makeCommitterHandler(deps: CommitterDeps): CommitterHandler {
         // Both need an operator; failing the message keeps the request (DLQ, alarm) and its table waits.
         if (error instanceof ManifestAheadOfLedgerError) m.count(METRIC.manifestAhead, 1);
         if (error instanceof StagedListMissingError) m.count(METRIC.stagedListMissing, 1);
-        if (passes(error)) {
+        if (failedForLoad(error)) {
           const receives = receivesOf(record);
           if (receives >= HANDOVER_AFTER_RECEIVES) {
             m.count(METRIC.commitErrors, 1);

@@ -5,7 +5,13 @@ import { type Backoff, backoffDelay } from '../kernel/backoff.ts';
 import type { Clock } from '../kernel/clock.ts';
 import type { Log } from '../kernel/log.ts';
 import type { BatchStore, CommitQueue } from './batch-store.ts';
-import { type ClaimContext, type ClaimOutcome, type ClaimStats, FileClaimer, settle } from './claim-files.ts';
+import {
+  type ClaimContext,
+  type ClaimOutcome,
+  type ClaimStats,
+  FileClaimer,
+  untilAnswered,
+} from './claim-files.ts';
 import type { Ledger } from './ledger.ts';
 import { canonicalFiles } from './manifest.ts';
 import type { FileRef } from './model.ts';
@@ -285,7 +291,7 @@ export class IngestBatch {
         minEventTime: files.map((f) => f.eventTime).sort()[0] ?? '',
       };
       // Re-issued when its outcome is unknown: the answer (or ALL_OLD) says SEALED or fenced.
-      const seal = await settle(this.deps, Number.POSITIVE_INFINITY, () => ledger.sealBatch(request));
+      const seal = await untilAnswered(this.deps, Number.POSITIVE_INFINITY, () => ledger.sealBatch(request));
       if (!seal.ok) throw seal.error;
       if (seal.value.kind === 'fenced') {
         run.stats.fenced += 1;
@@ -321,8 +327,10 @@ export class IngestBatch {
 
   /** Marks our own batch ABORTED unless it sealed after all. True when its claims are free to take over. */
   private async fenceOwn(table: string, batchId: string, deadline: number): Promise<boolean> {
-    const fence = await settle(this.deps, Math.max(deadline, this.deps.now() + SEAL_MARGIN_MS / 2), () =>
-      this.deps.ledger.fenceBatch(table, batchId, batchId),
+    const fence = await untilAnswered(
+      this.deps,
+      Math.max(deadline, this.deps.now() + SEAL_MARGIN_MS / 2),
+      () => this.deps.ledger.fenceBatch(table, batchId, batchId),
     );
     return fence.ok && fence.value.kind === 'fenced';
   }

@@ -76,6 +76,23 @@ export class ManifestConflictError extends InletError {
   }
 }
 
+/**
+ * A ledger item read back is not what Inlet writes (a hand edit, a restore from another version of Inlet):
+ * it names the item and every problem. Retryable, although the item will not change by itself: the message
+ * that led to it is not at fault, so it is not quarantined; it goes to its queue's DLQ after the queue's
+ * receives, and a redrive after the item is fixed replays it.
+ */
+export class InvalidLedgerItemError extends InletError {
+  constructor(
+    readonly what: string,
+    readonly key: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`ledger ${what} item ${key} is not valid: ${problems.join('; ')}`, { retryable: true });
+    this.name = 'InvalidLedgerItemError';
+  }
+}
+
 /** A commit request for a batch that was never sealed (or is unknown). */
 export class BatchNotSealedError extends InletError {
   constructor(

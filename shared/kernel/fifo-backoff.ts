@@ -17,7 +17,7 @@ export const receivesOf = (record: SQSRecord) => Number(record.attributes?.Appro
  * that kept moving. Not a refusal (a 4xx such as AccessDenied), which an operator must fix: that one keeps the
  * queue's timeout and reaches the DLQ and its alarm.
  */
-export function passes(error: unknown): boolean {
+export function failedForLoad(error: unknown): boolean {
   if (isThrottle(error) || error instanceof UnknownOutcomeError) return true;
   return error instanceof InletError && error.retryable && !(error instanceof DefiniteFailureError);
 }

@@ -60,6 +60,16 @@ export const METRIC = {
   sinkBehind: 'SinkVersionsBehind',
   /** Sink runs that failed (the message is retried, then dead-lettered). */
   sinkErrors: 'SinkErrors',
+  /** Bronze optimize (docs/bronze.md "Optimize and vacuum"): small files rewritten, and the large files written. */
+  optimizeFilesRemoved: 'OptimizeFilesRemoved',
+  optimizeFilesAdded: 'OptimizeFilesAdded',
+  /** Bytes of the small files rewritten (a Count). */
+  optimizeBytes: 'OptimizeBytesRewritten',
+  /** Bronze vacuum: data files deleted, and their bytes. */
+  vacuumFilesDeleted: 'VacuumFilesDeleted',
+  vacuumBytesDeleted: 'VacuumBytesDeleted',
+  /** Table maintenance runs (optimize or vacuum of one table) that failed. */
+  maintenanceErrors: 'MaintenanceErrors',
 } as const;
 
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

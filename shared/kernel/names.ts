@@ -37,6 +37,8 @@ export const ENV = {
   sinkQueueUrl: 'INLET_SINK_QUEUE_URL',
   /** The sink queue's visibility timeout, which the sink's lease grows to for a table that keeps failing. */
   sinkQueueVisibilitySeconds: 'INLET_SINK_QUEUE_VISIBILITY_SECONDS',
+  /** The Glue database the sink registers bronze tables in (absent: no table has `catalog`). */
+  glueDatabase: 'INLET_GLUE_DATABASE',
   eventBus: 'INLET_EVENT_BUS',
   /** The sweeper re-requests sealed batches and reservations older than this (its schedule's interval). */
   staleAfterSeconds: 'INLET_STALE_AFTER_SECONDS',
@@ -93,6 +95,7 @@ export const SERVICE = {
   sweeper: 'inlet-sweeper',
   backfill: 'inlet-backfill',
   sink: 'inlet-sink',
+  maintenance: 'inlet-maintenance',
 } as const;
 
 /**

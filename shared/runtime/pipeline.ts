@@ -89,7 +89,7 @@ function tracked<C extends Parameters<typeof trackAttempts>[0]>(client: C): C {
 }
 
 /** The ledger adapter also answers operators' queries (local mode's summary and CLI read it from a runtime). */
-type Operated = { readonly ledger: Ledger & LedgerQueries };
+type WithOperatorQueries = { readonly ledger: Ledger & LedgerQueries };
 
 const batchStore = (s3: S3Client, bucket: string) => new S3BatchStore({ client: s3, bucket });
 
@@ -104,7 +104,7 @@ export function batcherRuntimeFromEnv(
   service: string,
   env: Env = process.env,
   overrides: RuntimeOverrides = {},
-): BatcherDeps & Operated {
+): BatcherDeps & WithOperatorQueries {
   const vars = readEnv(FUNCTION_ENV.batcher, env);
   const base = baseRuntime(service, vars, env, overrides);
   const sqs = tracked(new SQSClient(base.aws));
@@ -144,7 +144,7 @@ export function committerRuntimeFromEnv(
   service: string,
   env: Env = process.env,
   overrides: RuntimeOverrides = {},
-): CommitterDeps & Operated {
+): CommitterDeps & WithOperatorQueries {
   const vars = readEnv(FUNCTION_ENV.committer, env);
   const base = baseRuntime(service, vars, env, overrides);
   return {
@@ -168,7 +168,7 @@ export function sweeperRuntimeFromEnv(
   service: string,
   env: Env = process.env,
   overrides: RuntimeOverrides = {},
-): SweepDeps & Operated & { readonly metrics: MetricsSink; readonly settings: SweeperSettings } {
+): SweepDeps & WithOperatorQueries & { readonly metrics: MetricsSink; readonly settings: SweeperSettings } {
   const vars = readEnv(FUNCTION_ENV.sweeper, env);
   const base = baseRuntime(service, vars, env, overrides);
   return {

@@ -1,9 +1,11 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GlueClient } from '@aws-sdk/client-glue';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDbFileClaims } from '../bronze/aws/dynamodb-file-claims.ts';
 import { DynamoDbSinkCursorStore } from '../bronze/aws/dynamodb-sink-cursor.ts';
+import { GlueTableCatalog } from '../bronze/aws/glue-table-catalog.ts';
 import { S3DeltaStore } from '../bronze/aws/s3-delta-store.ts';
 import { S3LandingCleaner } from '../bronze/aws/s3-landing-cleaner.ts';
 import { S3SourceObjects } from '../bronze/aws/s3-source-objects.ts';
@@ -27,8 +29,9 @@ import { powertoolsLog } from './pipeline.ts';
 export type SinkRuntime = SinkHandlerDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink };
 
 /**
- * The sink function's dependencies from its environment, built once per container. Only S3, DynamoDB and
- * SQS clients: the sink publishes no events (its metrics are EMF log lines, no API call).
+ * The sink function's dependencies from its environment, built once per container. S3, DynamoDB and SQS
+ * clients, and Glue's when a table is catalogued: the sink publishes no events (its metrics are EMF log
+ * lines, no API call).
  */
 export function sinkRuntimeFromEnv(
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -40,6 +43,9 @@ export function sinkRuntimeFromEnv(
   const dynamodb = new DynamoDBClient(aws);
   const sqs = new SQSClient(aws);
   for (const client of [s3, dynamodb, sqs]) trackAttempts(client);
+  const glueDatabase = vars[ENV.glueDatabase];
+  const glue = glueDatabase === undefined ? undefined : new GlueClient(aws);
+  if (glue) trackAttempts(glue);
   const manifestBucket = vars[ENV.manifestBucket];
   const log: Log = overrides.log ?? powertoolsLog(SERVICE.sink);
   const ledgerTable = vars[ENV.ledgerTable];
@@ -57,6 +63,9 @@ export function sinkRuntimeFromEnv(
     claims: new DynamoDbFileClaims({ client: dynamodb, tableName: ledgerTable }),
     manifestBucket,
     log,
+    ...(glue && glueDatabase
+      ? { catalog: { tables: new GlueTableCatalog(glue), database: glueDatabase } }
+      : {}),
     metrics:
       overrides.metrics ??
       new PowertoolsMetrics(

@@ -1,14 +1,17 @@
 /** The port contracts against the DynamoDB, S3 and SQS adapters on the emulator (the integration project). */
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { beforeAll } from 'vitest';
+import { DynamoDbSinkCursorStore } from '../../shared/bronze/aws/dynamodb-sink-cursor.ts';
+import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
 import { DynamoDbLedger } from '../../shared/ingestion/aws/dynamodb-ledger.ts';
 import { S3BatchStore } from '../../shared/ingestion/aws/s3-batch-store.ts';
 import { SqsCommitQueue } from '../../shared/ingestion/aws/sqs-commit-queue.ts';
 import { testClients, uniqueName } from '../support/aws.ts';
 import { createPipelineResources, type PipelineResources } from '../support/resources.ts';
+import { type BronzeTarget, deltaStoreContract, sinkCursorContract } from './bronze-contract.ts';
 import { ledgerContract } from './ledger-contract.ts';
 import { batchStoreContract, commitQueueContract } from './storage-contract.ts';
-import type { ContractTarget } from './target.ts';
+import { type ContractTarget, freshTable } from './target.ts';
 
 const clients = testClients();
 let resources: PipelineResources;
@@ -48,3 +51,14 @@ async function adapterTarget(): Promise<ContractTarget> {
 ledgerContract(adapterTarget);
 batchStoreContract(adapterTarget);
 commitQueueContract(adapterTarget);
+
+/** Each `delta()` a fresh table root in the manifest bucket; the cursors on the shared ledger table. */
+async function bronzeAdapterTarget(): Promise<BronzeTarget> {
+  return {
+    delta: () => new S3DeltaStore(clients.s3, resources.manifestBucket, `${freshTable()}/_bronze`),
+    cursors: new DynamoDbSinkCursorStore({ client: clients.dynamodb, tableName: resources.ledgerTable }),
+  };
+}
+
+deltaStoreContract(bronzeAdapterTarget);
+sinkCursorContract(bronzeAdapterTarget);

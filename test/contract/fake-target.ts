@@ -5,6 +5,7 @@
 import type { Scheduler } from '../sim/scheduler.ts';
 import { Worker } from '../sim/scheduler.ts';
 import { World } from '../sim/world.ts';
+import type { BronzeTarget } from './bronze-contract.ts';
 import type { ContractTarget } from './target.ts';
 
 async function drive<T>(scheduler: Scheduler, call: () => Promise<T>): Promise<T> {
@@ -27,13 +28,26 @@ async function drive<T>(scheduler: Scheduler, call: () => Promise<T>): Promise<T
   return result;
 }
 
-/** The port with every method run to completion on the scheduler. */
+/** An answer that is itself a port: a log file stream, a ranged reader. */
+const hasMethods = (value: unknown): value is object =>
+  typeof value === 'object' &&
+  value !== null &&
+  Object.values(value).some((field) => typeof field === 'function');
+
+/**
+ * The port with every method run to completion on the scheduler; an answer that is an object of methods
+ * (a log file stream, a ranged reader) is driven the same way.
+ */
 function driven<T extends object>(port: T, scheduler: Scheduler): T {
   return new Proxy(port, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => drive(scheduler, () => value.apply(target, args));
+      return (...args: unknown[]) => {
+        const result: unknown = value.apply(target, args);
+        const wrap = (answer: unknown) => (hasMethods(answer) ? driven(answer, scheduler) : answer);
+        return result instanceof Promise ? drive(scheduler, () => result).then(wrap) : wrap(result);
+      };
     },
   });
 }
@@ -52,5 +66,18 @@ export async function fakeTarget(seed: number): Promise<ContractTarget> {
       for (const r of received) world.commits.delete(r);
       return received.map((r) => ({ body: r.message.body, group: r.message.group }));
     },
+  };
+}
+
+/** The simulation's bronze fakes: each `delta()` a new table root in the world's bucket. */
+export async function fakeBronzeTarget(seed: number): Promise<BronzeTarget> {
+  const world = new World(seed);
+  world.stopFaults();
+  const worker = new Worker('contract', 0, world.scheduler);
+  const ports = world.sinkPorts(worker);
+  let roots = 0;
+  return {
+    delta: () => driven(world.foreignDelta(worker, `t${++roots}/_bronze`), world.scheduler),
+    cursors: driven(ports.cursors, world.scheduler),
   };
 }

@@ -1,10 +1,12 @@
 /**
  * The port contracts against the simulation's in-memory fakes (no network; the unit project). Several
  * seeds: the fakes' latencies come from the seed, and a fake that only answers right when its calls are
- * far apart in simulated time is a drift too.
+ * far apart in simulated time is a drift too. The unit tests' bronze fakes are held to the same contract.
  */
 import { describe } from 'vitest';
-import { fakeTarget } from './fake-target.ts';
+import { MemoryCursors, MemoryDelta } from '../unit/bronze/memory.ts';
+import { deltaStoreContract, sinkCursorContract } from './bronze-contract.ts';
+import { fakeBronzeTarget, fakeTarget } from './fake-target.ts';
 import { ledgerContract } from './ledger-contract.ts';
 import { batchStoreContract, commitQueueContract } from './storage-contract.ts';
 
@@ -14,5 +16,14 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     ledgerContract(target);
     batchStoreContract(target);
     commitQueueContract(target);
+    const bronze = () => fakeBronzeTarget(seed);
+    deltaStoreContract(bronze);
+    sinkCursorContract(bronze);
   });
 }
+
+describe('unit test fakes', () => {
+  const memory = async () => ({ delta: () => new MemoryDelta(), cursors: new MemoryCursors() });
+  deltaStoreContract(memory);
+  sinkCursorContract(memory);
+});

@@ -115,8 +115,13 @@ function canonicalOf(value: Value, type: TypeTree, where: string): unknown {
 const show = (value: unknown) =>
   JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v)) ?? 'undefined';
 
-export function diffSchema(label: string, columns: Columns, actual: readonly SchemaField[]): string[] {
-  const want = [...columns, ...SYSTEM_FIELDS].map(([name, type]) => `${name} ${type}`);
+export function diffSchema(
+  label: string,
+  columns: Columns,
+  actual: readonly SchemaField[],
+  generated: Columns = [],
+): string[] {
+  const want = [...columns, ...SYSTEM_FIELDS, ...generated].map(([name, type]) => `${name} ${type}`);
   const got = actual.map(([name, type, nullable]) => `${name} ${type}${nullable ? '' : ' NOT NULL'}`);
   return show(want) === show(got) ? [] : [`${label}: schema ${show(got)}, expected ${show(want)}`];
 }
@@ -151,7 +156,7 @@ function columnDiffs(columns: Columns, want: Want, got: EngineRow): string[] {
 
 /** The rows an engine read against the rows the shape wrote up to that version (a multiset). */
 export function diffRows(label: string, expected: Expected, actual: readonly EngineRow[]): string[] {
-  const { columns } = expected;
+  const columns = [...expected.columns, ...expected.generated];
   const wants: Want[] = expected.rows.map(({ file, manifestVersion, row }, i) => ({
     file,
     manifestVersion,

@@ -200,7 +200,9 @@ def spark():
         builder = (
             SparkSession.builder.master("local[1]")
             .appName("inlet-engines")
-            .config("spark.jars", jars)
+            # On the driver's class path, not `spark.jars`: local mode copies every `spark.jars` file into its
+            # local dir at start (about 600 MB with the AWS SDK bundle), which a full disk refuses.
+            .config("spark.driver.extraClassPath", jars.replace(",", os.pathsep))
             # Small tables on a small machine: the C1 compiler only (the JIT's CPU goes to reading, not to
             # optimising code that runs seconds), and a single-threaded collector.
             .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Duser.timezone=UTC")

@@ -23,7 +23,7 @@ import {
   type SchemaField,
   type TableRead,
 } from './engine-server.ts';
-import { expectedRows, type LogEntry, rowsOf, type Shape } from './shape.ts';
+import { bronzeOf, expectedRows, type LogEntry, rowsOf, type Shape } from './shape.ts';
 import { SHAPES } from './shapes.ts';
 import { copyWithoutLogBefore, type WrittenTable, writeShape } from './write-table.ts';
 
@@ -62,7 +62,7 @@ function emulator() {
  * more with parts and other writers; the test reads which version `_last_checkpoint` names).
  */
 function checkpoints(shape: Shape): boolean {
-  const bronze = typeof shape.bronze === 'function' ? shape.bronze('landing') : shape.bronze;
+  const bronze = bronzeOf(shape);
   return shape.versions.length - 1 >= (bronze.checkpointInterval ?? 100);
 }
 
@@ -85,7 +85,8 @@ describe.each(SHAPES.map((shape) => [shape.name, shape] as const))('%s', (name, 
     return cached;
   };
   const sourceFile = (key: string) => table.sourceFile(key);
-  const expected = (from: number, to: number) => expectedRows(shape, table.log, from, to, sourceFile);
+  const expected = (from: number, to: number) =>
+    expectedRows(shape, table.log, from, to, sourceFile, (index) => table.ingestDate(index));
 
   beforeAll(async () => {
     const checkpointDir = join(scratch, 'streams', name);
@@ -218,7 +219,7 @@ async function skippingLines(shape: Shape, uri: string, label: string): Promise<
       const got = await server.skipping(engine, uri, q.predicate);
       const want = {
         files: q.files,
-        of: shape.versions.length,
+        of: shape.files ?? shape.versions.length,
         ...(engine === 'spark' ? { rows: q.rows } : {}),
       };
       if (JSON.stringify(got) !== JSON.stringify(want))
@@ -239,7 +240,10 @@ const settle = (stream: Promise<Streamed>): Promise<Settled> =>
   );
 
 function checkRead(label: string, got: Streamed & { count?: number }, want: ReturnType<typeof expectedRows>) {
-  const lines = [...diffSchema(label, want.columns, got.schema), ...diffRows(label, want, got.rows)];
+  const lines = [
+    ...diffSchema(label, want.columns, got.schema, want.generated),
+    ...diffRows(label, want, got.rows),
+  ];
   if (got.count !== undefined && got.count !== want.rows.length)
     lines.push(`${label}: count() ${got.count}, ${want.rows.length} rows written`);
   return lines;

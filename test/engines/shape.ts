@@ -199,6 +199,8 @@ export interface Shape {
   readonly sink?: Pick<SinkDeps, 'parts' | 'checkpointRows'>;
   /** Filtered reads and how many files each engine must scan for them (data skipping by the files' stats). */
   readonly skipping?: readonly SkippingQuery[];
+  /** Data files the table has at its last version, when not one a version (partitions make more). */
+  readonly files?: number;
   /**
    * Fields of each data file's stats as delta-rs parses them (`get_add_actions(flatten=True)`, values as
    * text), by file in path order: only the fields given are compared.
@@ -221,6 +223,8 @@ export interface SkippingQuery {
 /** The rows and schema a reader must see at one Delta version: what the shape wrote up to it. */
 export interface Expected {
   readonly columns: Columns;
+  /** Columns after the system columns: `_ingest_date` of a table partitioned by it. */
+  readonly generated: Columns;
   readonly rows: ReadonlyArray<{
     readonly file: string;
     readonly manifestVersion: number;
@@ -251,9 +255,14 @@ export type LogEntry =
       readonly engineInfo: string;
     };
 
+/** The bronze config of a shape, its landing bucket named `landing` where the config needs one. */
+export const bronzeOf = (shape: Shape): BronzeConfigInput =>
+  typeof shape.bronze === 'function' ? shape.bronze('landing') : shape.bronze;
+
 /**
  * Rows of Delta versions `from`..`to` as the shape wrote them (`log[d]` says what Delta version d is),
- * `sourceFile` naming each landing file.
+ * `sourceFile` naming each landing file; `ingestDate` gives the ingestion date (`YYYY-MM-DD`, the UTC day
+ * of its manifest's commit) of the shape's version by index, for a table partitioned by it.
  */
 export function expectedRows(
   shape: Shape,
@@ -261,7 +270,11 @@ export function expectedRows(
   from: number,
   to: number,
   sourceFile: (key: string) => string,
+  ingestDate: (index: number) => string = () => {
+    throw new Error(`shape ${shape.name}: no ingestion dates`);
+  },
 ): Expected {
+  const ingested = bronzeOf(shape).partitionBy?.includes('_ingest_date') ?? false;
   const rows: Expected['rows'][number][] = [];
   let index = 0;
   for (let d = 0; d <= to; d++) {
@@ -280,11 +293,16 @@ export function expectedRows(
           throw new Error(
             `shape ${shape.name} version ${entry.index}: ${stray.join(', ')} not among its columns`,
           );
-        rows.push({ file: sourceFile(key), manifestVersion: entry.index + 1, row });
+        rows.push({
+          file: sourceFile(key),
+          manifestVersion: entry.index + 1,
+          row: ingested ? { ...row, _ingest_date: ingestDate(entry.index) } : row,
+        });
       }
     }
   }
-  return { columns: columnsAt(shape, index), rows };
+  const generated: Columns = ingested ? [['_ingest_date', 'date']] : [];
+  return { columns: columnsAt(shape, index), generated, rows };
 }
 
 /** Rows a commit of the sink's added (its history's `numOutputRows`). */

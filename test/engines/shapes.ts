@@ -16,7 +16,9 @@ import {
 } from './shape.ts';
 import { LOG_SHAPES } from './shapes-log.ts';
 import { PARQUET_SHAPES } from './shapes-parquet.ts';
+import { PARTITION_SHAPES } from './shapes-partitions.ts';
 import { STATS_SHAPES } from './shapes-stats.ts';
+import { TYPE_SHAPES } from './shapes-types.ts';
 import { VALUE_SHAPES } from './shapes-values.ts';
 
 const jsonl = (...records: readonly unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
@@ -106,7 +108,8 @@ export const SHAPES: readonly Shape[] = [
   },
   {
     name: 'json-values-and-names',
-    bronze: { format: 'json' },
+    // Objects and arrays kept as their JSON text (nested: jsonText, docs/bronze.md "JSON and CSV").
+    bronze: { format: 'json', nested: 'jsonText' },
     versions: [
       {
         files: {
@@ -166,11 +169,11 @@ export const SHAPES: readonly Shape[] = [
           'doc.json': '[\n  {"id": 1, "tags": ["a", "b"]},\n  {"id": 2, "tags": []},\n  7\n]\n',
           'lines.json': '{"id": 3}\n',
         },
-        columns: [...ID, ['tags', 'string']],
+        columns: [...ID, ['tags', 'array<string>']],
         rows: {
           'doc.json': [
-            { id: 1, tags: '["a","b"]' },
-            { id: 2, tags: '[]' },
+            { id: 1, tags: ['a', 'b'] },
+            { id: 2, tags: [] },
             { _rescued_data: corrupt('7', /must be an object/) },
           ],
           'lines.json': [{ id: 3 }],
@@ -178,7 +181,7 @@ export const SHAPES: readonly Shape[] = [
       },
       {
         files: { 'doc2.json': '[{"id": 4, "tags": null, "extra": 1.5}]', 'broken.json': '[{"id": 5},' },
-        columns: [...ID, ['tags', 'string'], ['extra', 'double']],
+        columns: [...ID, ['tags', 'array<string>'], ['extra', 'double']],
         rows: {
           'doc2.json': [{ id: 4, extra: 1.5 }],
           'broken.json': [{ _rescued_data: corrupt('[{"id": 5},', /^not JSON/) }],
@@ -467,7 +470,9 @@ export const SHAPES: readonly Shape[] = [
     ],
   },
   ...VALUE_SHAPES,
+  ...TYPE_SHAPES,
   ...PARQUET_SHAPES,
   ...LOG_SHAPES,
   ...STATS_SHAPES,
+  ...PARTITION_SHAPES,
 ];

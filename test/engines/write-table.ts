@@ -44,6 +44,8 @@ export interface WrittenTable {
   landingKeys(): Promise<string[]>;
   /** What each Delta version is, in order: the sink's commits and other writers'. */
   readonly log: LogEntry[];
+  /** The ingestion date (`YYYY-MM-DD`, the UTC day of its manifest's commit) of the shape's version by index. */
+  ingestDate(index: number): string;
   /**
    * Commits the next Delta version as another writer would, with `If-None-Match: *` as delta-rs with
    * conditional put does: `commitInfo` (operation, its parameters as strings, engine) and any actions.
@@ -92,6 +94,7 @@ export async function writeShape(
   const { bucket, prefix } = bronzeLocation(TABLE, sink.bronzeOf(TABLE), manifestBucket);
   const delta = new S3DeltaStore(clients.s3, bucket, prefix);
   const log: LogEntry[] = [];
+  const committedAt: string[] = [];
   const table: WrittenTable = {
     shape,
     clients,
@@ -115,6 +118,11 @@ export async function writeShape(
     },
     landingKeys: () => listKeys(clients, landingBucket, ''),
     log,
+    ingestDate: (index) => {
+      const at = committedAt[index];
+      if (!at) throw new Error(`shape ${shape.name} has no manifest version ${index + 1}`);
+      return at.slice(0, 10);
+    },
     commitAsOther: async (info, ...actions) => {
       const commitInfo = { timestamp: Date.now(), ...info };
       const body = `${[{ commitInfo }, ...actions].map((a) => JSON.stringify(a)).join('\n')}\n`;
@@ -147,6 +155,7 @@ export async function writeShape(
       throw new Error(
         `shape ${shape.name}: version ${index + 1} landed as ${manifests.length - index} manifest versions; keep a version's files to one batch (at most 10)`,
       );
+    committedAt.push((await h.store.getManifest(TABLE, index + 1))?.committedAt ?? '');
     await spec.beforeSink?.(table);
     const outcome = await sink.catchUp(TABLE, Number.POSITIVE_INFINITY);
     for (const version of outcome.written) {

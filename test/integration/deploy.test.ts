@@ -70,6 +70,7 @@ describe.skipIf(testTarget().kind === 'aws')("the synthesized stack on the emula
     // mappings; and the bronze tables' nudge schedules, their group and the role they assume (moto's
     // CloudFormation has no EventBridge Scheduler and refused the template at the role's GetAtt of the group).
     expect([...deployment.replaced].sort()).toEqual([
+      expect.stringMatching(/BronzeCatalogDatabase.*AWS::Glue::Database.*CreateDatabase/),
       expect.stringMatching(/BronzeNudgeSchedules.*AWS::Scheduler::ScheduleGroup.*skipped/),
       expect.stringMatching(/BronzeNudgeclicks.*AWS::Scheduler::Schedule.*skipped/),
       expect.stringMatching(/BronzeNudgeorders.*AWS::Scheduler::Schedule.*skipped/),

@@ -95,7 +95,7 @@ function mismatch(world: World, manifests: readonly Manifest[], rows: readonly s
   return undefined;
 }
 
-async function rowsOfFile(world: World, key: string): Promise<string[]> {
+export async function rowsOfFile(world: World, key: string): Promise<string[]> {
   const bytes = fromBody(world.bucket.get(key));
   const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   const rows = (await parquetReadObjects({ file })) as Array<Record<string, unknown>>;

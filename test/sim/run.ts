@@ -1,6 +1,7 @@
 /**
  * `npm run test:sim -- --seeds N [--seed S] [--workers B,C,S,K] [--variant NAME] [--scenario clean]
- * [--heartbeat held|flaky|lost] [--trace] [--digest]`
+ * [--heartbeat held|flaky|lost] [--trace] [--digest]` (`--scenario optimize`: two optimizes and a vacuum on the
+ * bronze table beside the sink)
  * (`--scenario clean`: two bronze tables over one prefix with cleanSource, landing keys rewritten; world.ts;
  * `--heartbeat`: how the sink's visibility lease fares in every seed, `flaky` and `lost` letting two sinks
  * run one table at once; `--digest`: one line per seed with the SHA-256 of its whole trace, step count and
@@ -41,8 +42,8 @@ if (variant && !(variant in VARIANTS)) {
 }
 
 const scenario = values.scenario as Scenario;
-if (scenario !== 'plain' && scenario !== 'clean') {
-  console.error(`unknown scenario ${scenario}; one of: plain, clean`);
+if (!['plain', 'clean', 'optimize'].includes(scenario)) {
+  console.error(`unknown scenario ${scenario}; one of: plain, clean, optimize`);
   process.exit(2);
 }
 

@@ -10,6 +10,7 @@ import { checkDelta, checkDeltaComplete, landingBody } from './bronze-checks.ts'
 import { checkLiveness, checkSafety, type Expected, wedged } from './checks.ts';
 import { checkCleanComplete, checkCleanSafety } from './clean-checks.ts';
 import { etagOf } from './fakes/landing.ts';
+import { checkMaintenance } from './optimize-checks.ts';
 import { Rng } from './scheduler.ts';
 import { Fleet, type Role } from './workers.ts';
 import { type Plumbing, type Scenario, World } from './world.ts';
@@ -177,6 +178,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     ...Array<Role>(workers.sweepers).fill('sweeper'),
     ...Array<Role>(workers.sinks).fill('sink'),
     ...(world.foreignWriter ? (['foreign'] as Role[]) : []),
+    ...(world.scenario === 'optimize' ? (['optimize', 'optimize', 'vacuum'] as Role[]) : []),
   ];
   for (const role of roles) fleet.start(role);
 
@@ -191,6 +193,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     if (world.bucket.writes !== checkedWrites) {
       checkedWrites = world.bucket.writes;
       violations.push(...checkSafety(world), ...(await checkDelta(world)), ...checkCleanSafety(world));
+      if (world.scenario === 'optimize') violations.push(...(await checkMaintenance(world)));
       if (violations.length > 0) break;
     }
     if (!stopped && scheduler.now > FAULT_PHASE_MS) {

@@ -4,6 +4,7 @@
  */
 import { logKey, parseCommit, partPosition, sinkAppId } from '../../shared/bronze/delta-log.ts';
 import type { FileClaims, SinkCursor, SinkCursorStore } from '../../shared/bronze/ports.ts';
+import type { ListedFile } from '../../shared/bronze/table-files.ts';
 import type { ClaimResult } from '../../shared/ingestion/ledger.ts';
 import { BATCH_STATE, type BatchRecord, type FileRef, type ObjectRef } from '../../shared/ingestion/model.ts';
 import {
@@ -17,6 +18,7 @@ import { SimDeltaStore } from './fakes/bronze.ts';
 import type { Item } from './fakes/dynamo.ts';
 import { SimLandingCleaner } from './fakes/landing.ts';
 import { SimLedger } from './fakes/ledger.ts';
+import { SimTableFiles } from './fakes/table-files.ts';
 import { type SdkError, sdkError } from './faults.ts';
 import type { SimOptions } from './simulate.ts';
 
@@ -170,6 +172,41 @@ class ByKeyCleaner extends SimLandingCleaner {
 /** (l) cleanSource that does not wait for the other tables routing a file: they all hold it already. */
 const holdsEverything: FileClaims = { committedVersion: async () => 0 };
 
+/**
+ * (m) Optimize without the conflict check (docs/protocol.md O4): a version another writer took first is
+ * stepped over whatever it removed, so when two optimizes (or another writer's compaction) rewrite the same
+ * file at once, its rows are added twice.
+ */
+class NoConflictCheckDelta extends SimDeltaStore {
+  private putAt = -1;
+
+  override async putCommitIfAbsent(deltaVersion: number, body: string): Promise<PutIfAbsentResult> {
+    this.putAt = deltaVersion;
+    return super.putCommitIfAbsent(deltaVersion, body);
+  }
+
+  /** The version its put found taken, read without its removes. */
+  override async getCommit(deltaVersion: number): Promise<string | undefined> {
+    const text = await super.getCommit(deltaVersion);
+    if (deltaVersion !== this.putAt) return text;
+    return text
+      ?.split('\n')
+      .filter((line) => !line.startsWith('{"remove"'))
+      .join('\n');
+  }
+}
+
+/**
+ * (n) Vacuum that takes every file without a tombstone for an old orphan (docs/protocol.md V-I2): the
+ * listing's `LastModified` ignored, so a data file the sink or optimize has uploaded and not yet committed is
+ * deleted, and the commit then names a file that is not there.
+ */
+class AgelessTableFiles extends SimTableFiles {
+  protected override listed(files: ListedFile[]): ListedFile[] {
+    return files.map((f) => ({ ...f, lastModified: 0 }));
+  }
+}
+
 /** Each variant breaks one rule of main's protocol; everything else is main's own code. */
 export const VARIANTS = {
   /** (a) "Any 4xx means not applied": the final error's earlier attempts are ignored. */
@@ -195,6 +232,11 @@ export const VARIANTS = {
   'sink-no-shrink': { plumbing: { cursors: (cursors) => new NoShrinkCursors(cursors) } },
   'clean-by-key': { scenario: 'clean', plumbing: { cleaner: (ctx) => new ByKeyCleaner(ctx) } },
   'clean-without-waiting': { scenario: 'clean', plumbing: { claims: () => holdsEverything } },
+  'optimize-no-conflict-check': {
+    scenario: 'optimize',
+    plumbing: { optimizeDelta: (ctx) => new NoConflictCheckDelta(ctx) },
+  },
+  'vacuum-ageless': { scenario: 'optimize', plumbing: { tableFiles: (ctx) => new AgelessTableFiles(ctx) } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing' | 'scenario'>>;
 
 export type VariantName = keyof typeof VARIANTS;

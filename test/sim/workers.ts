@@ -4,16 +4,21 @@
  * timeout, and a fresh instance takes the slot.
  */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { optimizeTable } from '../../shared/bronze/optimize.ts';
 import { makeSinkHandler } from '../../shared/bronze/sink-handler.ts';
+import { vacuumTable } from '../../shared/bronze/vacuum.ts';
 import { makeBatcherHandler } from '../../shared/ingestion/batcher-handler.ts';
 import { makeCommitterHandler } from '../../shared/ingestion/committer-handler.ts';
 import { sweepStale } from '../../shared/ingestion/sweep.ts';
 import { type Received, SimMessageVisibility, type SqsQueue } from './fakes/sqs.ts';
 import { foreignCommit } from './foreign-writer.ts';
 import { never, Worker } from './scheduler.ts';
-import { bronzePrefixes, TIMING, type World } from './world.ts';
+import { bronzePrefixes, OPTIMIZE_TARGET_BYTES, TIMING, VACUUM_RETENTION_MS, type World } from './world.ts';
 
-export type Role = 'batcher' | 'committer' | 'sweeper' | 'sink' | 'foreign';
+export type Role = 'batcher' | 'committer' | 'sweeper' | 'sink' | 'foreign' | 'optimize' | 'vacuum';
+
+/** The optimize and vacuum functions' timeout in the simulation. */
+const OPTIMIZE_TIMEOUT_MS = 60_000;
 
 export class Fleet {
   /** Invocations running now, so the end of the run can tell "idle" from "stuck". */
@@ -39,6 +44,8 @@ export class Fleet {
       sweeper: this.sweeper,
       sink: this.sink,
       foreign: this.foreign,
+      optimize: this.optimize,
+      vacuum: this.vacuum,
     };
     const loop = loops[role];
     void loop.call(this, worker);
@@ -189,6 +196,51 @@ export class Fleet {
         for (const { prefix } of bronzePrefixes(this.world.config)) {
           const outcome = await foreignCommit(this.world, worker, prefix, round);
           scheduler.log(`${worker.name} foreign ${outcome}`);
+        }
+      });
+    }
+  }
+
+  /**
+   * The scheduled optimize (the optimize scenario runs two, so they race each other as well as the sink):
+   * the product's optimizeTable over the fakes, in a 60-second function that keeps 15 s back.
+   */
+  private async optimize(worker: Worker): Promise<void> {
+    const { scheduler, rng } = this.world;
+    for (;;) {
+      await scheduler.sleep(worker, rng.int(2_000, 15_000));
+      await this.invoke(worker, OPTIMIZE_TIMEOUT_MS, async () => {
+        const { now, sleep, random } = this.world.ports(worker);
+        for (const { table, prefix } of bronzePrefixes(this.world.config)) {
+          const { delta, files, newId } = this.world.maintenancePorts(worker, prefix);
+          const result = await optimizeTable(
+            { delta, files, newId, now, sleep, random },
+            {
+              table,
+              targetFileBytes: OPTIMIZE_TARGET_BYTES,
+              finishBy: worker.deadline - 15_000,
+              rowGroupRows: 2,
+            },
+          );
+          scheduler.log(`${worker.name} optimize ${table} ${JSON.stringify(result)}`);
+        }
+      });
+    }
+  }
+
+  /** The scheduled vacuum, with the simulation's retention (world.ts). */
+  private async vacuum(worker: Worker): Promise<void> {
+    const { scheduler, rng } = this.world;
+    for (;;) {
+      await scheduler.sleep(worker, rng.int(3_000, 15_000));
+      await this.invoke(worker, OPTIMIZE_TIMEOUT_MS, async () => {
+        for (const { table, prefix } of bronzePrefixes(this.world.config)) {
+          const { vacuumDelta: delta, files } = this.world.maintenancePorts(worker, prefix);
+          const result = await vacuumTable(
+            { delta, files, now: worker.now },
+            { table, retentionMs: VACUUM_RETENTION_MS },
+          );
+          scheduler.log(`${worker.name} vacuum ${table} ${JSON.stringify(result)}`);
         }
       });
     }

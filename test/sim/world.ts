@@ -17,6 +17,7 @@ import type { Classify, SimLedger } from './fakes/ledger.ts';
 import { simPorts } from './fakes/ports.ts';
 import { S3Bucket } from './fakes/s3.ts';
 import { EventBus, SqsQueue } from './fakes/sqs.ts';
+import { SimTableFiles, type SimTableFilesCtx } from './fakes/table-files.ts';
 import { Aws, type FaultRates, NO_FAULTS } from './faults.ts';
 import { Rng, Scheduler, type Worker } from './scheduler.ts';
 
@@ -106,7 +107,19 @@ export const CLEAN_CONFIG: PipelineConfig = parsePipelineConfig({
   claimConcurrency: 4,
 });
 
-export type Scenario = 'plain' | 'clean';
+/**
+ * `optimize`: the plain pipeline, plus two optimize workers compacting the bronze table at once (each other's
+ * rivals, and the sink's) and a vacuum deleting what no version within `VACUUM_RETENTION_MS` names.
+ */
+export type Scenario = 'plain' | 'clean' | 'optimize';
+
+/** Bins of a few of the simulation's data files (1-3 KB each), so most runs rewrite several bins. */
+export const OPTIMIZE_TARGET_BYTES = 8_000;
+/**
+ * The simulation's vacuum retention: longer than any writer's upload-to-commit time (the sink's 90 s
+ * timeout, optimize's 60 s), as the product's one-day floor is longer than a 15-minute invocation.
+ */
+export const VACUUM_RETENTION_MS = 120_000;
 
 export const FAULTS: FaultRates = {
   appliedLost: 0.04,
@@ -142,6 +155,10 @@ export interface Plumbing {
    * so a lapsed lease lets a second sink run the table. Otherwise the seed decides (half overlap).
    */
   readonly sinkHeartbeat?: SinkHeartbeat;
+  /** Optimize's and vacuum's view of the table's data files (a variant may misreport their age). */
+  readonly tableFiles?: (ctx: SimTableFilesCtx) => SimTableFiles;
+  /** Optimize's Delta store (a variant may hide other writers' removes from it). */
+  readonly optimizeDelta?: (ctx: ConstructorParameters<typeof SimDeltaStore>[0]) => SimDeltaStore;
 }
 
 export class World {
@@ -393,6 +410,20 @@ export class World {
         this.attempts += 1;
         const unique = `${worker.name}-${this.attempts}`;
         return this.plumbing.attemptId?.(unique) ?? unique;
+      },
+    };
+  }
+
+  /** The Delta table and its data files as optimize and vacuum see them. */
+  maintenancePorts(worker: Worker, prefix: string) {
+    const ctx = { aws: this.aws, worker, classify: this.plumbing.classify, bucket: this.bucket, prefix };
+    return {
+      delta: this.plumbing.optimizeDelta?.(ctx) ?? new SimDeltaStore(ctx),
+      vacuumDelta: new SimDeltaStore(ctx),
+      files: this.plumbing.tableFiles?.(ctx) ?? new SimTableFiles(ctx),
+      newId: () => {
+        this.attempts += 1;
+        return `${worker.name}-${this.attempts}`;
       },
     };
   }

@@ -55,5 +55,7 @@ export function functionEnv(name: FunctionName, r: EnvResources = {}): Record<st
         sinkQueueUrl: r.sinkQueueUrl ?? queueUrl('sink.fifo'),
         sinkTimeoutSeconds: DEFAULTS.sink.timeoutSeconds,
       });
+    case 'maintenance':
+      return writeFunctionEnv.maintenance({ ...common, manifestBucket });
   }
 }

@@ -1,4 +1,5 @@
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { CreateDatabaseCommand } from '@aws-sdk/client-glue';
 import { CreateBucketCommand, PutBucketNotificationConfigurationCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { AwsClients } from '../../local/aws/clients.ts';
@@ -18,6 +19,8 @@ export interface PipelineResources {
   readonly ingestDlq: QueueRef;
   readonly commitQueue: QueueRef;
   readonly commitDlq: QueueRef;
+  /** The Glue database the stack would create for its bronze tables (`catalog`). */
+  readonly glueDatabase: string;
 }
 
 export interface ResourceOptions {
@@ -107,5 +110,16 @@ export async function createPipelineResources(
       }),
     );
   }
-  return { ledgerTable, landingBucket, manifestBucket, ingestQueue, ingestDlq, commitQueue, commitDlq };
+  const glueDatabase = `${id.replace(/[^a-z0-9]/g, '_')}_bronze`;
+  await clients.glue.send(new CreateDatabaseCommand({ DatabaseInput: { Name: glueDatabase } }));
+  return {
+    ledgerTable,
+    landingBucket,
+    manifestBucket,
+    ingestQueue,
+    ingestDlq,
+    commitQueue,
+    commitDlq,
+    glueDatabase,
+  };
 }

@@ -17,6 +17,7 @@ export function cursorItem(cursor: SinkCursor): Record<string, unknown> {
     rows: cursor.rows,
     rescued: cursor.rescued,
     partFiles: cursor.partFiles,
+    catalogued: cursor.catalogued,
   };
 }
 
@@ -37,6 +38,7 @@ export function cursorFromItem(table: string, item: Record<string, unknown> | un
     rows: (item.rows as number | undefined) ?? 0,
     rescued: (item.rescued as number | undefined) ?? 0,
     ...(typeof item.partFiles === 'number' ? { partFiles: item.partFiles } : {}),
+    ...(typeof item.catalogued === 'number' ? { catalogued: item.catalogued } : {}),
   };
 }
 

@@ -39,6 +39,7 @@ import {
   type SealResult,
   TRANSACTION_RETRY,
 } from '../ledger.ts';
+import { decodeBatch, decodeFileEntry, decodeOwner, decodeQuarantine, decodeTable } from '../ledger-items.ts';
 import {
   batchKey,
   fileKey,
@@ -68,32 +69,6 @@ type Item = Record<string, unknown>;
 
 /** Pages of the `sealed` index one group-commit Query reads at most (each of 2x the group's batch limit). */
 export const MAX_SEALED_QUERY_PAGES = 4;
-
-function toBatch(item: Item): BatchRecord {
-  return {
-    table: item.table as string,
-    batchId: item.batchId as string,
-    state: item.state as BatchRecord['state'],
-    fileCount: item.fileCount as number | undefined,
-    bytes: item.bytes as number | undefined,
-    stagedKey: item.stagedKey as string | undefined,
-    sealedAt: item.sealedAt as number | undefined,
-    version: item.version as number | undefined,
-    committedAt: item.committedAt as string | undefined,
-    publishedAt: item.publishedAt as string | undefined,
-    minEventTime: item.minEventTime as string | undefined,
-  };
-}
-
-function toFileEntry(item: Item): FileEntry | undefined {
-  const parsed = parseFilePk(item.pk as string);
-  if (!parsed) return undefined;
-  return {
-    ...parsed,
-    batchId: item.batchId as string,
-    leaseUntil: item.leaseUntil as number,
-  };
-}
 
 const isConditionFailure = (error: unknown): error is ConditionalCheckFailedException =>
   error instanceof ConditionalCheckFailedException ||
@@ -192,7 +167,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         if (!old) return { kind: 'owned', owner: { batchId: '', leaseUntil: 0 } };
         return {
           kind: 'owned',
-          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+          owner: decodeOwner(old),
         };
       }
       throw classifyAwsError('claim file', error);
@@ -205,7 +180,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         new GetCommand({ TableName: this.tableName, Key: batchKey(table, batchId), ConsistentRead: true }),
       ),
     );
-    return Item ? toBatch(Item) : undefined;
+    return Item ? decodeBatch(Item) : undefined;
   }
 
   async getBatches(table: string, batchIds: readonly string[]): Promise<BatchRecord[]> {
@@ -216,7 +191,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         new BatchGetCommand({ RequestItems: { [this.tableName]: { Keys, ConsistentRead: true } } }),
       ),
     );
-    return (page.Responses?.[this.tableName] ?? []).map(toBatch);
+    return (page.Responses?.[this.tableName] ?? []).map(decodeBatch);
   }
 
   async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
@@ -242,7 +217,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       return { kind: 'fenced' };
     } catch (error) {
       if (isConditionFailure(error)) {
-        const batch = error.Item ? toBatch(unmarshall(error.Item)) : await this.getBatch(table, batchId);
+        const batch = error.Item ? decodeBatch(unmarshall(error.Item)) : await this.getBatch(table, batchId);
         if (batch && batch.state !== BATCH_STATE.aborted) return { kind: 'batch-live', batch };
       }
       throw classifyAwsError('fence batch', error);
@@ -273,7 +248,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         const old = unmarshall(error.Item);
         return {
           kind: 'owned',
-          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+          owner: decodeOwner(old),
         };
       }
       throw classifyAwsError('move file', error);
@@ -299,7 +274,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       return { kind: 'sealed' };
     } catch (error) {
       if (isConditionFailure(error)) {
-        const state = error.Item ? (unmarshall(error.Item).state as string) : 'UNKNOWN';
+        const state = error.Item ? decodeBatch(unmarshall(error.Item)).state : 'UNKNOWN';
         // An SDK retry of our own successful seal finds SEALED: that is success.
         if (state === BATCH_STATE.sealed || state === BATCH_STATE.committed) return { kind: 'sealed' };
         return { kind: 'fenced', state };
@@ -314,15 +289,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         new GetCommand({ TableName: this.tableName, Key: tableKey(table), ConsistentRead: true }),
       ),
     );
-    return {
-      table,
-      head: (Item?.head as number | undefined) ?? 0,
-      pending: Item?.pending as PendingVersion | undefined,
-      files: (Item?.files as number | undefined) ?? 0,
-      bytes: (Item?.bytes as number | undefined) ?? 0,
-      lastCommitAt: Item?.lastCommitAt as string | undefined,
-      lastBatchId: Item?.lastBatchId as string | undefined,
-    };
+    return decodeTable(table, Item);
   }
 
   async reserveVersion(table: string, expectedHead: number, pending: PendingVersion): Promise<boolean> {
@@ -465,7 +432,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
       },
     );
     for await (const page of this.pages('list sealed batches', query))
-      for (const item of page.Items ?? []) batches.push(toBatch(item));
+      for (const item of page.Items ?? []) batches.push(decodeBatch(item));
     return batches;
   }
 
@@ -500,14 +467,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     );
     for await (const page of this.pages('list quarantine', query)) {
       for (const item of page.Items ?? []) {
-        entries.push({
-          id: item.id as string,
-          reason: item.reason as string,
-          sentAt: item.sentAt as string,
-          source: item.source as string,
-          body: item.body as string,
-          ...(item.bodyTruncated ? { bodyTruncated: true, bodyBytes: item.bodyBytes as number } : {}),
-        });
+        entries.push(decodeQuarantine(item));
       }
     }
     return entries;
@@ -519,7 +479,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         new GetCommand({ TableName: this.tableName, Key: fileKey(table, identity), ConsistentRead: true }),
       ),
     );
-    return Item ? toFileEntry(Item) : undefined;
+    return Item ? decodeFileEntry(Item) : undefined;
   }
 
   async knownIdentities(table: string, identities: readonly string[]): Promise<Set<string>> {
@@ -540,7 +500,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
           ),
         );
         for (const item of page.Responses?.[this.tableName] ?? []) {
-          const parsed = parseFilePk(item.pk as string);
+          const parsed = typeof item.pk === 'string' ? parseFilePk(item.pk) : undefined;
           if (parsed) known.add(parsed.identity);
         }
         // Throttled keys come back unprocessed: retried with backoff, as the SDK docs ask.
@@ -563,7 +523,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     );
     for await (const page of this.pages('scan files', scan)) {
       for (const item of page.Items ?? []) {
-        const entry = toFileEntry(item);
+        const entry = decodeFileEntry(item);
         if (!entry) continue;
         const key = entry.identity.split('#').slice(2).join('#');
         if (filter.keyPrefix && !key.startsWith(filter.keyPrefix)) continue;
@@ -588,7 +548,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
         }),
       ),
     );
-    return { batches: (result.Items ?? []).map(toBatch), nextKey: result.LastEvaluatedKey };
+    return { batches: (result.Items ?? []).map(decodeBatch), nextKey: result.LastEvaluatedKey };
   }
 
   async listSealedForCommit(table: string, limit: number): Promise<BatchRecord[]> {
@@ -610,7 +570,7 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
     );
     for await (const page of this.pages('list sealed for commit', query)) {
       for (const item of page.Items ?? []) {
-        const batch = toBatch(item);
+        const batch = decodeBatch(item);
         if (batch.state === BATCH_STATE.sealed && found.length < limit) found.push(batch);
       }
       if (found.length >= limit || ++pages >= MAX_SEALED_QUERY_PAGES) break;

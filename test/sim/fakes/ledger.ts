@@ -18,9 +18,15 @@ import type {
 } from '../../../shared/ingestion/ledger.ts';
 import { reservedBatchIds, TRANSACTION_RETRY } from '../../../shared/ingestion/ledger.ts';
 import {
+  decodeBatch,
+  decodeFileEntry,
+  decodeOwner,
+  decodeQuarantine,
+  decodeTable,
+} from '../../../shared/ingestion/ledger-items.ts';
+import {
   batchKey,
   fileKey,
-  parseFilePk,
   quarantineKey,
   quarantinePartitions,
   tableKey,
@@ -47,20 +53,6 @@ import type { DynamoTable, Item, TxOp } from './dynamo.ts';
 
 export type Classify = (operation: string, error: unknown) => InletError;
 
-/** The record's own fields, as the adapter maps them: no key or index attributes leak into it. */
-const toBatch = (item: Item): BatchRecord => ({
-  table: item.table as string,
-  batchId: item.batchId as string,
-  state: item.state as BatchRecord['state'],
-  fileCount: item.fileCount as number | undefined,
-  bytes: item.bytes as number | undefined,
-  stagedKey: item.stagedKey as string | undefined,
-  sealedAt: item.sealedAt as number | undefined,
-  version: item.version as number | undefined,
-  committedAt: item.committedAt as string | undefined,
-  publishedAt: item.publishedAt as string | undefined,
-  minEventTime: item.minEventTime as string | undefined,
-});
 const named = (error: unknown, name: string) => (error as SdkError | undefined)?.name === name;
 
 export interface LedgerContext {
@@ -151,7 +143,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         if (!old) return { kind: 'owned', owner: { batchId: '', leaseUntil: 0 } };
         return {
           kind: 'owned',
-          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+          owner: decodeOwner(old),
         };
       }
       throw this.classify('claim file', error);
@@ -162,14 +154,14 @@ export class SimLedger implements Ledger, LedgerQueries {
     const item = await this.call(`get batch ${table}/${batchId}`, () =>
       this.ctx.db.get(batchKey(table, batchId)),
     );
-    return item ? toBatch(item) : undefined;
+    return item ? decodeBatch(item) : undefined;
   }
 
   async getBatches(table: string, batchIds: readonly string[]): Promise<BatchRecord[]> {
     const items = await this.call(`get batches ${table}/${batchIds.join(',')}`, () =>
       batchIds.map((id) => this.ctx.db.get(batchKey(table, id))),
     );
-    return items.filter((item) => item !== undefined).map(toBatch);
+    return items.filter((item) => item !== undefined).map(decodeBatch);
   }
 
   async fenceBatch(table: string, batchId: string, byBatchId: string): Promise<FenceResult> {
@@ -186,7 +178,7 @@ export class SimLedger implements Ledger, LedgerQueries {
     } catch (error) {
       if (named(error, 'ConditionalCheckFailedException')) {
         const old = (error as { Item?: Item }).Item;
-        const batch = old ? toBatch(old) : await this.getBatch(table, batchId);
+        const batch = old ? decodeBatch(old) : await this.getBatch(table, batchId);
         if (batch && batch.state !== BATCH_STATE.aborted) return { kind: 'batch-live', batch };
       }
       throw this.classify('fence batch', error);
@@ -196,15 +188,15 @@ export class SimLedger implements Ledger, LedgerQueries {
   async moveFile(
     file: FileRef,
     fromBatchId: string,
-    toBatchId: string,
+    decodeBatchId: string,
     leaseUntil: number,
   ): Promise<MoveResult> {
     try {
-      await this.send(`moveFile ${file.table}/${file.key} ${fromBatchId}->${toBatchId}`, () =>
+      await this.send(`moveFile ${file.table}/${file.key} ${fromBatchId}->${decodeBatchId}`, () =>
         this.write({
           key: fileKey(file.table, file.identity),
           condition: (old) => old?.batchId === fromBatchId,
-          write: (old) => ({ ...old, batchId: toBatchId, leaseUntil, takenFrom: fromBatchId }),
+          write: (old) => ({ ...old, batchId: decodeBatchId, leaseUntil, takenFrom: fromBatchId }),
           returnOldOnFailure: true,
         }),
       );
@@ -214,7 +206,7 @@ export class SimLedger implements Ledger, LedgerQueries {
       if (named(error, 'ConditionalCheckFailedException') && old)
         return {
           kind: 'owned',
-          owner: { batchId: old.batchId as string, leaseUntil: old.leaseUntil as number },
+          owner: decodeOwner(old),
         };
       throw this.classify('move file', error);
     }
@@ -233,7 +225,8 @@ export class SimLedger implements Ledger, LedgerQueries {
       return { kind: 'sealed' };
     } catch (error) {
       if (named(error, 'ConditionalCheckFailedException')) {
-        const state = ((error as { Item?: Item }).Item?.state as string | undefined) ?? 'UNKNOWN';
+        const old = (error as { Item?: Item }).Item;
+        const state = old ? decodeBatch(old).state : 'UNKNOWN';
         if (state === BATCH_STATE.sealed || state === BATCH_STATE.committed) return { kind: 'sealed' };
         return { kind: 'fenced', state };
       }
@@ -243,15 +236,7 @@ export class SimLedger implements Ledger, LedgerQueries {
 
   async getTable(table: string): Promise<TableRecord> {
     const item = await this.call('get table', () => this.ctx.db.get(tableKey(table)));
-    return {
-      table,
-      head: (item?.head as number | undefined) ?? 0,
-      pending: item?.pending as PendingVersion | undefined,
-      files: (item?.files as number | undefined) ?? 0,
-      bytes: (item?.bytes as number | undefined) ?? 0,
-      lastCommitAt: item?.lastCommitAt as string | undefined,
-      lastBatchId: item?.lastBatchId as string | undefined,
-    };
+    return decodeTable(table, item);
   }
 
   /** The reservation's guard on the batch; a broken variant drops it. */
@@ -368,7 +353,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         .all()
         .filter((i) => i.sealedTable !== undefined)
         .slice(0, page.limit ?? Number.POSITIVE_INFINITY)
-        .map(toBatch),
+        .map(decodeBatch),
     );
     return { batches };
   }
@@ -380,7 +365,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         .filter((i) => i.sealedTable === table && i.state === BATCH_STATE.sealed)
         .sort((a, b) => (a.sealedAt as number) - (b.sealedAt as number))
         .slice(0, limit)
-        .map(toBatch),
+        .map(decodeBatch),
     );
   }
 
@@ -391,7 +376,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         .all()
         .filter((i) => i.sealedTable === table && (i.sealedAt as number) < sealedBefore)
         .sort((a, b) => (a.sealedAt as number) - (b.sealedAt as number))
-        .map(toBatch),
+        .map(decodeBatch),
     );
   }
 
@@ -411,13 +396,13 @@ export class SimLedger implements Ledger, LedgerQueries {
       this.ctx.db
         .all()
         .filter((i) => pks.has(i.pk as string))
-        .map(({ pk: _, sk: __, ...entry }) => entry as unknown as QuarantineEntry),
+        .map(decodeQuarantine),
     );
   }
 
   async getFile(table: string, identity: string): Promise<FileEntry | undefined> {
     const item = await this.call('get file', () => this.ctx.db.get(fileKey(table, identity)));
-    return item ? fileEntry(item) : undefined;
+    return item ? decodeFileEntry(item) : undefined;
   }
 
   async knownIdentities(table: string, identities: readonly string[]): Promise<Set<string>> {
@@ -435,17 +420,7 @@ export class SimLedger implements Ledger, LedgerQueries {
         .all()
         .filter((i) => (i.pk as string).startsWith(prefix))
         .slice(0, filter.limit ?? 1000)
-        .flatMap((i) => fileEntry(i) ?? []),
+        .flatMap((i) => decodeFileEntry(i) ?? []),
     );
   }
-}
-
-function fileEntry(item: Item): FileEntry | undefined {
-  const parsed = parseFilePk(item.pk as string);
-  if (!parsed) return undefined;
-  return {
-    ...parsed,
-    batchId: item.batchId as string,
-    leaseUntil: item.leaseUntil as number,
-  };
 }

@@ -28,6 +28,10 @@ export class S3Bucket {
   >();
   /** Bumped on every write, so the checks re-read manifests only when something changed. */
   writes = 0;
+  /** When each object was last written (S3's `LastModified`), simulated ms. */
+  readonly modified = new Map<string, number>();
+  /** Objects deleted so far (vacuum's, the checks' cue to look at old versions again). */
+  deletes = 0;
 
   constructor(private readonly scheduler: Scheduler) {}
 
@@ -45,13 +49,17 @@ export class S3Bucket {
       this.conditional.set(key, { until: this.scheduler.now + 20, by });
     }
     this.objects.set(key, body);
+    this.modified.set(key, this.scheduler.now);
     this.writes += 1;
     this.history.set(key, [...(this.history.get(key) ?? []), body]);
   }
 
   /** 204 whether or not the key exists. */
   delete(key: string): void {
-    if (this.objects.delete(key)) this.writes += 1;
+    if (!this.objects.delete(key)) return;
+    this.modified.delete(key);
+    this.writes += 1;
+    this.deletes += 1;
   }
 
   get(key: string): string {

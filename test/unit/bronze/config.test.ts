@@ -13,9 +13,11 @@ describe('bronze table config', () => {
       format: 'jsonl',
       schemaHints: {},
       evolution: 'addNewColumns',
+      nested: 'typed',
       maxFileBytes: 32 * 1024 * 1024,
       checkpointInterval: 100,
       nudgeEveryMinutes: 15,
+      catalog: true,
     });
   });
 
@@ -29,7 +31,7 @@ describe('bronze table config', () => {
             bronze: {
               format: 'xml',
               evolution: 'sometimes',
-              schemaHints: { a: 'decimal', _rescued_data: 'string' },
+              schemaHints: { a: 'decimals', _rescued_data: 'string' },
               location: 'http://x',
               maxFileBytes: 10,
               checkpointInterval: 0,
@@ -89,5 +91,46 @@ describe('bronze table config', () => {
       bucket: 'lake',
       prefix: 'bronze/o',
     });
+  });
+
+  it('takes schemaHints in Spark DDL for every Delta type, and says why one is refused', () => {
+    const hints = (format: string, schemaHints: Record<string, string>) =>
+      parsePipelineConfig({ tables: [{ name: 'o', bronze: { format, schemaHints } }] }).tables[0]?.bronze
+        ?.schemaHints;
+    const all = {
+      a: 'timestamp',
+      b: 'timestamp_ntz',
+      c: 'date',
+      d: 'decimal(12,2)',
+      e: 'binary',
+      f: 'int',
+      g: 'short',
+      h: 'tinyint',
+      i: 'float',
+      j: 'struct<x:long,y:array<string>>',
+      k: 'map<string,double>',
+    };
+    expect(hints('jsonl', all)).toEqual(all);
+    const problem = (format: string, schemaHints: Record<string, string>) => {
+      try {
+        hints(format, schemaHints);
+      } catch (e) {
+        return (e as ConfigError).problems.join('\n');
+      }
+      return undefined;
+    };
+    expect(problem('jsonl', { a: 'decimal(40,2)' })).toMatch(/schemaHints\.a.*precision 1-38/);
+    // A CSV field is text: it has no nested value to put in a struct, array or map.
+    expect(problem('csv', { j: 'array<long>' })).toMatch(/schemaHints\.j.*CSV/);
+    expect(problem('csv', { j: 'date' })).toBeUndefined();
+  });
+
+  it('keeps JSON objects and arrays as typed columns unless nested is jsonText', () => {
+    const nested = (value: unknown) =>
+      parsePipelineConfig({ tables: [{ name: 'o', bronze: { format: 'jsonl', nested: value } }] }).tables[0]
+        ?.bronze?.nested;
+    expect(nested(undefined)).toBe('typed');
+    expect(nested('jsonText')).toBe('jsonText');
+    expect(() => nested('maybe')).toThrow(ConfigError);
   });
 });

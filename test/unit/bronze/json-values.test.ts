@@ -77,7 +77,7 @@ describe('column names are unique regardless of case (PROTOCOL.md "Schema Serial
   });
 
   it('a key named __proto__ or constructor is a column like any other, not a prototype', async () => {
-    const t = memoryTable({ format: 'jsonl' });
+    const t = memoryTable({ format: 'jsonl', nested: 'jsonText' });
     await t.write({ 'a.json': '{"__proto__":{"a":1},"constructor":5}\n' });
     expect(t.schema).toEqual([
       { name: '__proto__', type: 'string' },
@@ -122,7 +122,7 @@ describe('JSON numbers are never rounded', () => {
   });
 
   it('a number without an exact type is kept as its exact text in a string column', async () => {
-    const t = memoryTable({ format: 'jsonl' });
+    const t = memoryTable({ format: 'jsonl', nested: 'jsonText' });
     await t.write({
       'a.json':
         '{"big":123456789012345678901234567890,"obj":{"n":12345678901234567890,"d":0.1}}\n{"big":"text"}\n',

@@ -4,6 +4,7 @@ import { bytesObject } from '../../../shared/bronze/checkpoint.ts';
 import type { BronzeConfig } from '../../../shared/bronze/config.ts';
 import { commitAtNextVersion } from '../../../shared/bronze/delta-commit.ts';
 import { buildCommit } from '../../../shared/bronze/delta-log.ts';
+import { dataFileKeyOf } from '../../../shared/bronze/partition-paths.ts';
 import type {
   DeltaStore,
   LogFileStream,
@@ -301,7 +302,8 @@ export async function liveRows(delta: MemoryDelta): Promise<Record<string, unkno
   const { state } = await loadSnapshot(delta);
   const rows: Record<string, unknown>[] = [];
   for (const add of state.adds.values()) {
-    const bytes = delta.files.get(add.path);
+    // The log names a file by its key as a URI (PROTOCOL.md "Add File"): a partition directory is escaped.
+    const bytes = delta.files.get(dataFileKeyOf(add.path));
     if (!bytes) throw new Error(`the log names ${add.path}, which was never written`);
     if (bytes.byteLength !== add.size)
       throw new Error(`${add.path} is ${bytes.byteLength} bytes, not the ${add.size} its add names`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_RECORD_BYTES, readRecords, type SourceRecord } from '../../../shared/bronze/records.ts';
+import { MAX_RECORD_CHARS, readRecords, type SourceRecord } from '../../../shared/bronze/records.ts';
 
 async function read(format: 'json' | 'csv', text: string, chunk = 5): Promise<SourceRecord[]> {
   const bytes = new TextEncoder().encode(text);
@@ -50,7 +50,7 @@ describe('bronze record readers', () => {
   });
 
   it('cuts a line longer than the cap into one rescued record and reads the next line', async () => {
-    const long = `{"a":"${'x'.repeat(MAX_RECORD_BYTES + 10)}"}`;
+    const long = `{"a":"${'x'.repeat(MAX_RECORD_CHARS + 10)}"}`;
     const records = await read('json', `${long}\n{"a":2}\n`, 1024 * 1024);
     expect(records.map((r) => r.kind)).toEqual(['corrupt', 'row']);
     expect((records[0] as { raw: string }).raw.length).toBeLessThan(100_000);

@@ -59,6 +59,8 @@ export class MemoryCleaner implements LandingCleaner {
 export function sinkSetup(
   options: {
     readonly cleanSource?: Record<string, unknown>;
+    /** More of the table's bronze config. */
+    readonly bronze?: Record<string, unknown>;
     readonly parts?: PartLimits;
     readonly allowOverwrites?: boolean;
     /** The landing reads the sink makes, given the fake's (to act between them). */
@@ -78,7 +80,7 @@ export function sinkSetup(
           name: 't',
           prefix: 'in/',
           allowOverwrites: options.allowOverwrites,
-          bronze: { format: 'json', cleanSource: options.cleanSource },
+          bronze: { format: 'json', cleanSource: options.cleanSource, ...options.bronze },
         },
       ],
     }),

@@ -223,3 +223,21 @@ describe('IAM check: the mutation report', () => {
     );
   });
 });
+
+describe('IAM check: Glue requests', () => {
+  it('a table call is authorized on the catalog, the database and the table, lowercase', () => {
+    const arn = (r: string) => `arn:aws:glue:us-east-1:123456789012:${r}`;
+    expect(authz(json('glue', 'AWSGlue.GetTable', { DatabaseName: 'Lake_Bronze', Name: 'orders' }))).toEqual([
+      `glue:GetTable ${arn('catalog')} {}`,
+      `glue:GetTable ${arn('database/lake_bronze')} {}`,
+      `glue:GetTable ${arn('table/lake_bronze/orders')} {}`,
+    ]);
+    for (const op of ['CreateTable', 'UpdateTable'])
+      expect(
+        authz(json('glue', `AWSGlue.${op}`, { DatabaseName: 'db', TableInput: { Name: 'Orders' } }))[2],
+      ).toBe(`glue:${op} ${arn('table/db/orders')} {}`);
+    expect(() => mapRequest(json('glue', 'AWSGlue.DeleteTable', { DatabaseName: 'db', Name: 't' }))).toThrow(
+      UnmappedRequestError,
+    );
+  });
+});

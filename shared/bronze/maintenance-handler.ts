@@ -1,0 +1,86 @@
+import type { PipelineConfig } from '../config/pipeline-config.ts';
+import type { Clock } from '../kernel/clock.ts';
+import type { Log } from '../kernel/log.ts';
+import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
+import { bronzeLocation } from './config.ts';
+import { optimizeTable } from './optimize.ts';
+import type { DeltaStore } from './ports.ts';
+import type { TableFiles } from './table-files.ts';
+import { vacuumTable } from './vacuum.ts';
+
+/** Kept back from the Lambda timeout: a bin still rewriting then is abandoned (orphans), not killed mid-commit. */
+const FINISH_MARGIN_MS = 60_000;
+const HOUR_MS = 3_600_000;
+
+export interface MaintenanceDeps extends Clock {
+  readonly config: PipelineConfig;
+  readonly manifestBucket: string;
+  readonly tableAt: (bucket: string, prefix: string) => { delta: DeltaStore; files: TableFiles };
+  readonly newId: () => string;
+  readonly log: Log;
+  readonly metrics: MetricsSink;
+}
+
+export interface MaintenanceEvent {
+  /** One table (a schedule per table names it); absent: every table with `maintenance`. */
+  readonly table?: string;
+}
+
+export type MaintenanceHandler = (
+  event?: MaintenanceEvent,
+  context?: { getRemainingTimeInMillis(): number },
+) => Promise<{ readonly tables: number; readonly failed: readonly string[] }>;
+
+/**
+ * The scheduled optimize and vacuum of bronze tables (docs/bronze.md "Optimize and vacuum"): for each table,
+ * optimize until the time budget, then vacuum. A table that fails is logged and counted and the others still
+ * run; the invocation then fails, so Lambda's Errors metric (and the alarm on it) sees it.
+ */
+export function makeMaintenanceHandler(deps: MaintenanceDeps): MaintenanceHandler {
+  return async (event, context) => {
+    const started = deps.now();
+    const finishBy =
+      started + Math.max(1_000, (context?.getRemainingTimeInMillis() ?? 900_000) - FINISH_MARGIN_MS);
+    const tables = deps.config.tables.filter(
+      (t) => t.bronze?.maintenance && (event?.table === undefined || event.table === t.name),
+    );
+    const failed: string[] = [];
+    const m = deps.metrics;
+    try {
+      for (const table of tables) {
+        const bronze = table.bronze;
+        const maintenance = bronze?.maintenance;
+        if (!bronze || !maintenance) continue;
+        const { bucket, prefix } = bronzeLocation(table.name, bronze, deps.manifestBucket);
+        const { delta, files } = deps.tableAt(bucket, prefix);
+        try {
+          const optimized = await optimizeTable(
+            { ...deps, delta, files },
+            { table: table.name, targetFileBytes: maintenance.targetFileBytes, finishBy },
+          );
+          m.count(METRIC.optimizeFilesRemoved, optimized.filesRemoved);
+          m.count(METRIC.optimizeFilesAdded, optimized.filesAdded);
+          m.count(METRIC.optimizeBytes, optimized.bytesRead);
+          const vacuumed = await vacuumTable(
+            { now: deps.now, delta, files },
+            { table: table.name, retentionMs: maintenance.retentionHours * HOUR_MS },
+          );
+          m.count(METRIC.vacuumFilesDeleted, vacuumed.filesDeleted);
+          m.count(METRIC.vacuumBytesDeleted, vacuumed.bytesDeleted);
+          deps.log.info('bronze table maintained', { table: table.name, optimized, vacuumed });
+        } catch (error) {
+          failed.push(table.name);
+          m.count(METRIC.maintenanceErrors, 1);
+          deps.log.error('bronze table maintenance failed; the next scheduled run tries again', {
+            table: table.name,
+            error: String(error),
+          });
+        }
+      }
+    } finally {
+      m.flush();
+    }
+    if (failed.length > 0) throw new Error(`bronze maintenance failed for ${failed.join(', ')}`);
+    return { tables: tables.length, failed };
+  };
+}
