@@ -44,6 +44,7 @@ const CLIENTS = {
   S3Client: '@aws-sdk/client-s3',
   SQSClient: '@aws-sdk/client-sqs',
   EventBridgeClient: '@aws-sdk/client-eventbridge',
+  GlueClient: '@aws-sdk/client-glue',
 } as const;
 type ClientName = keyof typeof CLIENTS;
 
@@ -56,7 +57,8 @@ const FUNCTIONS: Record<FunctionName, readonly ClientName[]> = {
   committer: ['DynamoDBClient', 'S3Client', 'EventBridgeClient'],
   sweeper: ['DynamoDBClient', 'SQSClient'],
   backfill: ['DynamoDBClient', 'S3Client', 'SQSClient'],
-  sink: ['DynamoDBClient', 'S3Client', 'SQSClient'],
+  // Glue: each bronze table is catalogued by default (docs/bronze.md "Catalog").
+  sink: ['DynamoDBClient', 'S3Client', 'SQSClient', 'GlueClient'],
   maintenance: ['S3Client'],
 };
 
