@@ -66,8 +66,8 @@ export async function projectManifests(input: ProjectManifestsInput): Promise<bo
       if (!('add' in action)) continue;
       const dir = dirOf(action.add.partitionValues, action.add.path);
       if (touched && !touched.has(dir)) continue;
-      let list = lines.get(dir);
-      if (!list) lines.set(dir, (list = []));
+      const list = lines.get(dir) ?? [];
+      lines.set(dir, list);
       list.push(`${location}/${dataFileKeyOf(action.add.path)}`);
     }
     let inStep = true;

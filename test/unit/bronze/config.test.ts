@@ -18,6 +18,7 @@ describe('bronze table config', () => {
       checkpointInterval: 100,
       nudgeEveryMinutes: 15,
       catalog: true,
+      symlinkManifest: false,
     });
   });
 
