@@ -237,8 +237,9 @@ export async function writePart(
 /**
  * What watches pass 1 for values that need a column widened, or undefined when this table does not widen:
  * its config leaves `typeWidening` off, it has no schema yet, or another writer set
- * `delta.enableTypeWidening` to something other than true (PROTOCOL.md "Type Widening": "Writers must
- * reject widening type changes when this property isn't set to `true`"; absent, this commit sets it).
+ * `delta.enableTypeWidening` to something other than true, in any case as Delta parses it (PROTOCOL.md
+ * "Type Widening": "Writers must reject widening type changes when this property isn't set to `true`";
+ * absent, this commit sets it).
  * Partition columns never widen: their values are directory names of the type they were first written as.
  */
 function wideningObserver(
@@ -248,7 +249,8 @@ function wideningObserver(
   partitionBy: readonly string[],
 ): WideningObserver | undefined {
   const property = head.metaData?.configuration?.[ENABLE_TYPE_WIDENING];
-  if (!config.typeWidening || !current || (property !== undefined && property !== 'true')) return undefined;
+  const refused = property !== undefined && property.toLowerCase() !== 'true';
+  if (!config.typeWidening || !current || refused) return undefined;
   return new WideningObserver(
     current.filter((c) => !partitionBy.includes(c.name)),
     config.format === 'csv',

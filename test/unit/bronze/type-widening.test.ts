@@ -286,6 +286,14 @@ describe('a bronze table with typeWidening on', () => {
     );
     expect(t.metaData).toBeUndefined();
     expect(t.result.rescued).toBe(1);
+    // Spark reads the property as a boolean in any case: TRUE allows it too.
+    const upper = await sinkWrites(
+      { ...hinted, typeWidening: true },
+      schema,
+      { 'a.json': jsonl({ n: 2 ** 40 }) },
+      { 'delta.enableTypeWidening': 'TRUE' },
+    );
+    expect(upper.result.rescued).toBe(0);
   });
 
   it('keeps earlier type changes when a later version adds a column or widens again', async () => {
