@@ -117,6 +117,13 @@ export const bronzeConfigSchema = z
       {},
     ),
     evolution: z._default(z.enum(EVOLUTION_MODES), 'addNewColumns'),
+    /**
+     * Widen a column's type when a value needs it, as Delta's type widening allows (docs/bronze.md, "Type
+     * widening"): `integer` to `long`, `float` to `double`, a decimal to more digits. Off: such a value is
+     * rescued. Off by default because a widened table carries the `typeWidening` reader feature, which
+     * Spark with Delta Lake 4.0 reads and delta-rs 1.x refuses.
+     */
+    typeWidening: z._default(z.boolean(), false),
     nested: z._default(z.enum(NESTED_MODES), 'typed'),
     /** `s3://bucket/prefix` of the Delta table. Default: `s3://<manifest bucket>/<table>/_bronze`. */
     location: z.optional(z.string().check(z.regex(S3_URL, 'location must be s3://bucket[/prefix]'))),

@@ -100,6 +100,8 @@ export interface CommitInput {
   readonly protocol?: ProtocolAction;
   /** A new table's partition columns (config `partitionBy`); an existing table keeps its own. */
   readonly partitionBy?: readonly string[];
+  /** Table properties this commit sets beside the ones the table has (`delta.enableTypeWidening`). */
+  readonly configuration?: Readonly<Record<string, string>>;
 }
 
 /** The actions of one commit, in the order PROTOCOL.md's examples use. */
@@ -135,7 +137,8 @@ export function buildCommit(input: CommitInput): string {
   const protocol = input.protocol ?? (input.previous ? undefined : LEGACY_PROTOCOL);
   if (protocol) actions.push({ protocol });
   if (!input.previous || input.schemaChanged) {
-    // Everything else another writer set (table properties, its id) is kept: only the schema changes.
+    // Everything else another writer set (table properties, its id) is kept: only the schema changes, and
+    // the properties this commit sets.
     const base: MetaDataAction = input.previous ?? {
       id: tableId(input.table, input.location),
       name: input.table,
@@ -146,7 +149,10 @@ export function buildCommit(input: CommitInput): string {
       createdTime: input.timestamp,
     };
     const schemaString = toDeltaSchemaString(input.schema, base.partitionColumns);
-    actions.push({ metaData: { ...base, schemaString } });
+    const configuration = input.configuration
+      ? { ...(base.configuration ?? {}), ...input.configuration }
+      : base.configuration;
+    actions.push({ metaData: { ...base, schemaString, configuration } });
   }
   // The version that completes a manifest version says so on the main appId; a part before it on its own.
   actions.push({

@@ -1,3 +1,4 @@
+import { InletError } from '../kernel/errors.ts';
 import {
   type EvolutionMode,
   INGEST_DATE_COLUMN,
@@ -7,11 +8,14 @@ import {
   SYSTEM_COLUMNS,
 } from './config.ts';
 import { type BronzeType, nameProblem, parseBronzeType, type StructField } from './delta-types.ts';
+import { TYPE_CHANGES_KEY, type TypeChange, typeChangesSchema } from './type-widening.ts';
 
 /** One data column of a bronze table, in the order it was first seen. */
 export interface Column {
   readonly name: string;
   readonly type: BronzeType;
+  /** Its type changes, oldest first (PROTOCOL.md "Type Change Metadata"); kept by every later schema. */
+  readonly typeChanges?: readonly TypeChange[];
 }
 
 /** The data columns; the system columns (config.ts) always follow them. */
@@ -77,7 +81,7 @@ export function decideSchema(
   const evolved = current.map((c) => {
     const type = seen.get(c.name);
     if (type === undefined || Object.hasOwn(hints, c.name)) return c;
-    return { name: c.name, type: withNewFields(c.type, type, c.name, newFields) };
+    return { ...c, type: withNewFields(c.type, type, c.name, newFields) };
   });
   if ((added.length === 0 && newFields.length === 0) || mode === 'rescue' || mode === 'none')
     return { kind: 'ok', schema: current, changed: false };
@@ -150,7 +154,8 @@ export const fileColumns = (schema: TableSchema, partitionBy: readonly string[])
 
 /**
  * The Delta `schemaString` (PROTOCOL.md "Schema Serialization Format"): a struct of nullable fields whose
- * types are the model's JSON (delta-types.ts), nested types included.
+ * types are the model's JSON (delta-types.ts), nested types included, and a widened column's type changes
+ * in its metadata (PROTOCOL.md "Type Change Metadata").
  */
 export function toDeltaSchemaString(schema: TableSchema, partitionBy: readonly string[] = []): string {
   return JSON.stringify({
@@ -159,20 +164,32 @@ export function toDeltaSchemaString(schema: TableSchema, partitionBy: readonly s
       name: c.name,
       type: c.type,
       nullable: true,
-      metadata: {},
+      metadata: c.typeChanges?.length ? { [TYPE_CHANGES_KEY]: c.typeChanges } : {},
     })),
   });
 }
 
-/** The data columns of a `schemaString` this sink wrote, every type validated. */
+/** The data columns of a `schemaString` this sink wrote, every type validated, type changes kept. */
 export function fromDeltaSchemaString(
   schemaString: string,
   partitionColumns: readonly string[] = [],
 ): TableSchema {
-  const parsed = JSON.parse(schemaString) as { fields: { name: string; type: unknown }[] };
+  const parsed = JSON.parse(schemaString) as {
+    fields: { name: string; type: unknown; metadata?: Record<string, unknown> }[];
+  };
   const added = (name: string) =>
     SYSTEM_COLUMNS.includes(name) || (name === INGEST_DATE_COLUMN && partitionColumns.includes(name));
   return parsed.fields
     .filter((f) => !added(f.name))
-    .map((f) => ({ name: f.name, type: parseBronzeType(f.type, f.name) }));
+    .map((f) => {
+      const column: Column = { name: f.name, type: parseBronzeType(f.type, f.name) };
+      const changes = f.metadata?.[TYPE_CHANGES_KEY];
+      if (changes === undefined) return column;
+      const read = typeChangesSchema.safeParse(changes);
+      if (!read.success)
+        throw new InletError(`Delta schema: ${f.name}: ${TYPE_CHANGES_KEY} is not a list of type changes`, {
+          retryable: false,
+        });
+      return { ...column, typeChanges: read.data };
+    });
 }

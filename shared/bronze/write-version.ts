@@ -10,10 +10,11 @@ import type { DataFile } from './parquet-file.ts';
 import { PartitionedWriter } from './partitioned-writer.ts';
 import type { DeltaStore, MissingReason, ReadIdentity, SinkPosition, SourceObjects } from './ports.ts';
 import { readAhead } from './read-ahead.ts';
-import { decideSchema } from './schema.ts';
+import { decideSchema, type TableSchema } from './schema.ts';
 import { SchemaObserver } from './schema-observer.ts';
 import { protocolChange } from './table-features.ts';
 import { headSchema, type TableHead } from './table-head.ts';
+import { ENABLE_TYPE_WIDENING, WideningObserver, widenSchema } from './type-widening.ts';
 import { sourceUrl } from './version-reads.ts';
 
 /** How much of a manifest version one Delta commit (a part) covers, and how it is read. */
@@ -126,6 +127,9 @@ export async function writePart(
   const refs = manifest.files.slice(files.from, files.to);
   const budget: HoldBudget = { bytes: input.limits.maxBytes };
   const observer = new SchemaObserver(config.format, config.nested);
+  const partitionBy = input.head.metaData?.partitionColumns ?? partitionColumnsOf(config);
+  const current = headSchema(input.head);
+  const widening = wideningObserver(config, input.head, current, partitionBy);
   const identity = input.identity ?? 'path';
   // The write each file's first pass read, so the second reads exactly it (a rewrite between the passes
   // fails the part instead of mixing writes); and the files read at another write than the manifest names,
@@ -149,22 +153,23 @@ export async function writePart(
     if (!first.asNamed) rewritten.push(sourceUrl(file.ref));
     for await (const record of first.records) {
       everySoOften();
-      if (record.kind === 'row') observer.observe(record.values);
-      else if (record.kind === 'columns') observer.declare(record.columns);
+      if (record.kind === 'row') {
+        observer.observe(record.values);
+        widening?.observe(record.values, record.types);
+      } else if (record.kind === 'columns') observer.declare(record.columns);
     }
   }
-  const partitionBy = input.head.metaData?.partitionColumns ?? partitionColumnsOf(config);
   // A source key named like the ingestion date column the sink adds is rescued, never a column of its own.
   const observed = partitionBy.includes(INGEST_DATE_COLUMN)
     ? observer.columns().filter((c) => c.name.toLowerCase() !== INGEST_DATE_COLUMN)
     : observer.columns();
-  const decision = decideSchema(
-    headSchema(input.head),
-    observed,
-    hintTypes(config.schemaHints),
-    config.evolution,
-  );
-  if (decision.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decision.newColumns);
+  const decided = decideSchema(current, observed, hintTypes(config.schemaHints), config.evolution);
+  if (decided.kind === 'fail') throw new NewColumnsError(input.table, manifest.version, decided.newColumns);
+  const widened = widening?.widened();
+  const decision =
+    widened && widened.size > 0
+      ? { schema: widenSchema(decided.schema, widened), changed: true }
+      : { schema: decided.schema, changed: decided.changed };
 
   const written: Array<Omit<DataFile, 'bytes'> & { size: number }> = [];
   const splitter = new PartitionedWriter({
@@ -213,6 +218,7 @@ export async function writePart(
     rewrittenSources: rewritten,
     timestamp: Date.parse(manifest.committedAt),
     protocol: protocolChange(input.head.protocol, decision.schema),
+    ...(widened && widened.size > 0 ? { configuration: { [ENABLE_TYPE_WIDENING]: 'true' } } : {}),
     partitionBy,
   });
   return {
@@ -226,4 +232,27 @@ export async function writePart(
     bytes: written.reduce((sum, f) => sum + f.size, 0),
     missing: [...missing].map(([url, reason]) => ({ url, reason })),
   };
+}
+
+/**
+ * What watches pass 1 for values that need a column widened, or undefined when this table does not widen:
+ * its config leaves `typeWidening` off, it has no schema yet, or another writer set
+ * `delta.enableTypeWidening` to something other than true, in any case as Delta parses it (PROTOCOL.md
+ * "Type Widening": "Writers must reject widening type changes when this property isn't set to `true`";
+ * absent, this commit sets it).
+ * Partition columns never widen: their values are directory names of the type they were first written as.
+ */
+function wideningObserver(
+  config: BronzeConfig,
+  head: TableHead,
+  current: TableSchema | undefined,
+  partitionBy: readonly string[],
+): WideningObserver | undefined {
+  const property = head.metaData?.configuration?.[ENABLE_TYPE_WIDENING];
+  const refused = property !== undefined && property.toLowerCase() !== 'true';
+  if (!config.typeWidening || !current || refused) return undefined;
+  return new WideningObserver(
+    current.filter((c) => !partitionBy.includes(c.name)),
+    config.format === 'csv',
+  );
 }

@@ -206,6 +206,15 @@ export interface Shape {
    * text), by file in path order: only the fields given are compared.
    */
   readonly addStats?: readonly Readonly<Record<string, string | null>>[];
+  /**
+   * Reads an engine refuses by design, each asserted to fail with a matching error instead of compared:
+   * `deltaRs` every Delta version from `fromVersion` on (a reader feature it lacks), `sparkStream` the
+   * streams that cross a change Delta's streaming source stops at.
+   */
+  readonly refused?: {
+    readonly deltaRs?: { readonly fromVersion: number; readonly error: RegExp };
+    readonly sparkStream?: RegExp;
+  };
   /** Asserts the table is the shape it claims (several files a version, files moved...); throws if not. */
   readonly written?: (table: WrittenTable) => Promise<void>;
 }

@@ -20,6 +20,7 @@ import { PARTITION_SHAPES } from './shapes-partitions.ts';
 import { STATS_SHAPES } from './shapes-stats.ts';
 import { TYPE_SHAPES } from './shapes-types.ts';
 import { VALUE_SHAPES } from './shapes-values.ts';
+import { WIDENING_SHAPES } from './shapes-widening.ts';
 
 const jsonl = (...records: readonly unknown[]) => records.map((r) => `${JSON.stringify(r)}\n`).join('');
 const parquet = (columnData: Parameters<typeof parquetWriteBuffer>[0]['columnData']) =>
@@ -476,4 +477,5 @@ export const SHAPES: readonly Shape[] = [
   ...LOG_SHAPES,
   ...STATS_SHAPES,
   ...PARTITION_SHAPES,
+  ...WIDENING_SHAPES,
 ];

@@ -13,6 +13,7 @@ describe('bronze table config', () => {
       format: 'jsonl',
       schemaHints: {},
       evolution: 'addNewColumns',
+      typeWidening: false,
       nested: 'typed',
       maxFileBytes: 32 * 1024 * 1024,
       checkpointInterval: 100,
