@@ -1,7 +1,6 @@
 import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
 import { tableQueries } from '../../shared/bronze/catalog.ts';
 import { typeText } from '../../shared/bronze/delta-types.ts';
-import { allColumns } from '../../shared/bronze/schema.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import { parseS3Prefix } from '../../shared/kernel/s3-url.ts';
 import { CliError } from '../errors.ts';
@@ -45,9 +44,10 @@ export async function table(
     rows: state.rows,
     rescuedRows: state.rescued,
     dataFiles: state.files,
+    dataBytes: state.bytes,
     checkpointVersion: state.checkpointVersion ?? null,
     // `long`, `decimal(10,2)`, `struct<a:long,b:array<date>>`: one line per column, nested types included.
-    schema: allColumns(state.schema).map((c) => ({ name: c.name, type: typeText(c.type) })),
+    schema: state.columns.map((c) => ({ name: c.name, type: typeText(c.type) })),
     // Where the sink registers it in the Glue Data Catalog (null: not catalogued), and how to query it.
     catalog: entry.catalog ?? null,
     query: tableQueries(location, entry.catalog),
