@@ -331,8 +331,9 @@ export class BronzeSink extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Bronze sink: rows, missing landing files',
+        title: 'Bronze sink: rows, missing landing files, catalog errors',
         left: [m(METRIC.sinkRows), m(METRIC.sinkRescued), m(METRIC.sinkSourcesMissing)],
+        right: [m(METRIC.sinkCatalogErrors)],
         width: 8,
       }),
       new GraphWidget({

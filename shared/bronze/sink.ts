@@ -82,6 +82,8 @@ export interface SinkOutcome {
   readonly cleanLeft?: number;
   /** cleanSource stopped on an error this run (logged; retried by the next run). */
   readonly cleanFailed?: boolean;
+  /** The table's Glue entry could not be brought in step this run (logged; the next run retries). */
+  readonly catalogFailed?: boolean;
   /** Committed manifest versions not wholly in the Delta table when the call returned; undefined if unknown. */
   readonly behind: number | undefined;
 }
@@ -107,6 +109,7 @@ class Tally {
   readonly versions: number[] = [];
   readonly added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0, missingSources: 0 };
   outOfTime = false;
+  catalogFailed = false;
 }
 
 type Step =
@@ -147,7 +150,14 @@ export class SinkTable {
       const step = await this.writeFromCursor(table, config, { deadline, finishBy }, tally);
       if (step.kind === 'moved') continue;
       const { cursor } = step;
-      const base = { table, written: tally.written, versions: tally.versions, cursor, added: tally.added };
+      const base = {
+        table,
+        written: tally.written,
+        versions: tally.versions,
+        cursor,
+        added: tally.added,
+        catalogFailed: tally.catalogFailed,
+      };
       if (step.kind === 'stopped') {
         const behind = await this.behind(table, cursor);
         return { ...base, caughtUp: false, outOfTime: tally.outOfTime, cleanedFiles: 0, behind };
@@ -184,7 +194,8 @@ export class SinkTable {
     let cursor = await deps.cursors.get(table);
     // The up-to-date table costs one cursor read and one manifest read, no log read.
     let manifest = await deps.store.getManifest(table, cursor.manifestVersion + 1);
-    if (!manifest) return { kind: 'caughtUp', cursor: await this.repairCatalog(table, config, cursor) };
+    if (!manifest)
+      return { kind: 'caughtUp', cursor: await this.repairCatalog(table, config, cursor, tally) };
     if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
 
     const head = await loadHead(delta, table, cursor.deltaVersion);
@@ -304,7 +315,7 @@ export class SinkTable {
     if (!last) return cursor;
     const sum = (key: 'rows' | 'rescued') => head.uncounted.reduce((total, c) => total + c[key], 0);
     // Before the cursor moves: a crash in between finds the commit uncounted and projects it again.
-    const catalogued = await this.project(table, config, at.location, head, last.version, cursor);
+    const catalogued = await this.project(table, config, at.location, head, last.version, cursor, tally);
     // Parts made smaller by a run that ran out of time grow back with each commit.
     const grown = cursor.partFiles === undefined ? undefined : cursor.partFiles * 2;
     const next: SinkCursor = {
@@ -346,6 +357,7 @@ export class SinkTable {
     head: TableHead,
     deltaVersion: number,
     cursor: SinkCursor,
+    tally: Tally,
   ): Promise<Pick<SinkCursor, 'catalogued'>> {
     const schema = headSchema(head);
     if (!this.catalog || !config.catalog || !schema) return {};
@@ -357,6 +369,7 @@ export class SinkTable {
       partitionBy: partitionColumnsOf(config),
     });
     if (inStep) return { catalogued: deltaVersion };
+    tally.catalogFailed = true;
     return cursor.catalogued === undefined ? {} : { catalogued: cursor.catalogued };
   }
 
@@ -364,7 +377,12 @@ export class SinkTable {
    * A table with nothing to write whose Glue entry a run could not write: read its head and project it, so
    * a catalog failure is repaired by the next run even when no commit follows. Costs nothing once in step.
    */
-  private async repairCatalog(table: string, config: BronzeConfig, cursor: SinkCursor): Promise<SinkCursor> {
+  private async repairCatalog(
+    table: string,
+    config: BronzeConfig,
+    cursor: SinkCursor,
+    tally: Tally,
+  ): Promise<SinkCursor> {
     if (
       !this.catalog ||
       !config.catalog ||
@@ -375,7 +393,7 @@ export class SinkTable {
     const { bucket, prefix } = bronzeLocation(table, config, this.deps.manifestBucket);
     const head = await loadHead(this.deps.deltaAt(bucket, prefix), table, cursor.deltaVersion);
     const location = `s3://${bucket}/${prefix}`;
-    const catalogued = await this.project(table, config, location, head, cursor.deltaVersion, cursor);
+    const catalogued = await this.project(table, config, location, head, cursor.deltaVersion, cursor, tally);
     if (catalogued.catalogued === cursor.catalogued) return cursor;
     const next = { ...cursor, ...catalogued };
     // Conditional like any advance: a run that moved the cursor meanwhile projected its own head.
