@@ -50,9 +50,7 @@ export async function readBronzeTable(table: string, delta: DeltaStore): Promise
     rescued += rescuedOf(action.add);
   }
   const partitionBy = replay.metaData?.partitionColumns ?? [];
-  const schema = replay.metaData
-    ? fromDeltaSchemaString(replay.metaData.schemaString, partitionBy)
-    : [];
+  const schema = replay.metaData ? fromDeltaSchemaString(replay.metaData.schemaString, partitionBy) : [];
   return {
     version: replay.version,
     position: positionOf(table, replay.txns),

@@ -12,7 +12,9 @@ const maintenanceFunctions = (t: Template) =>
 
 describe('bronze maintenance infra', () => {
   it('deploys nothing when every bronze table turns maintenance off', () => {
-    const t = template([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json', maintenance: false } }]);
+    const t = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json', maintenance: false } },
+    ]);
     expect(maintenanceFunctions(t)).toEqual([]);
     expect(Object.keys(t.findResources('AWS::Events::Rule')).filter((id) => /Maintenance/.test(id))).toEqual(
       [],

@@ -23,7 +23,9 @@ describe('npx cdk synth', () => {
       const functions = Object.values(
         template.Resources as Record<string, { Type: string; Properties: { Runtime?: string } }>,
       ).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Runtime === 'nodejs22.x');
-      expect(functions).toHaveLength(5); // batcher, committer, sweeper, backfill, bronze sink (cdk.json has bronze tables)
+      // batcher, committer, sweeper, backfill, bronze sink and maintenance (cdk.json has bronze tables, and
+      // maintenance is on by default)
+      expect(functions).toHaveLength(6);
       // The bundles are real esbuild output (no Docker), ESM.
       const assets = JSON.parse(readFileSync(join(out, 'Inlet.assets.json'), 'utf8')).files as Record<
         string,

@@ -285,6 +285,8 @@ describe('how inlet table says to query a table', () => {
     );
     expect(older.glueDatabase).toBeUndefined();
     expect(glueDatabaseOf({ stackName: 'My-Stack', outputs: {} })).toBe('my_stack_bronze');
-    expect(glueDatabaseOf({ stackName: 'My-Stack', outputs: { [OUTPUTS.glueDatabase]: 'x_db' } })).toBe('x_db');
+    expect(glueDatabaseOf({ stackName: 'My-Stack', outputs: { [OUTPUTS.glueDatabase]: 'x_db' } })).toBe(
+      'x_db',
+    );
   });
 });

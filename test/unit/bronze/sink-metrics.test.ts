@@ -159,7 +159,9 @@ describe('the sink publishes what it did as metrics', () => {
     const { handler, metrics, commit } = setup({ catalog: glue });
     commit(1, { 'in/a.json': '{"id":1}\n' });
     glue.failNext = 1;
-    const first = await handler(scheduled('2026-12-30T00:00:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+    const first = await handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
     expect(first.batchItemFailures).toEqual([]);
     expect(total(metrics, METRIC.sinkVersions)).toBe(1);
     expect(total(metrics, METRIC.sinkCatalogErrors)).toBe(1);

@@ -18,7 +18,9 @@ describe("local mode's schedules, read from the template", () => {
     ).toJSON() as CfnTemplate;
     const schedules = schedulesOf(template);
     const maintenance = schedules.filter((s) => /Maintenance/.test(s.functionLogicalId));
-    expect(maintenance.map(({ input, everyMs, retryAttempts }) => ({ input, everyMs, retryAttempts }))).toEqual([
+    expect(
+      maintenance.map(({ input, everyMs, retryAttempts }) => ({ input, everyMs, retryAttempts })),
+    ).toEqual([
       { input: { table: 'orders' }, everyMs: 24 * 3_600_000, retryAttempts: 2 },
       { input: { table: 'clicks' }, everyMs: 6 * 3_600_000, retryAttempts: 2 },
     ]);
