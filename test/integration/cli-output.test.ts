@@ -192,7 +192,7 @@ describe.skipIf(target.kind !== 'emulator')('inlet output against a local pipeli
     expect(table.dataBytes).toBe(table.maintenance.optimize.bytesAdded);
     expect(tty).toMatch(/data files 1 \(\d+ B\)/);
     expect(tty).toMatch(
-      /optimize\s+version 2, (just now|\d+ s ago|\d+ min ago): 2 files \(\d+ B\) rewritten as 1 \(\d+ B\)/,
+      /optimize\s+version 2, (just now|\d+ s ago|\d+ min ago): 2 files \([\d.]+ K?i?B\) rewritten as 1 \([\d.]+ K?i?B\)/,
     );
     expect(tty).toMatch(
       /vacuum\s+(just now|\d+ s ago|\d+ min ago): 0 files deleted \(0 B\), retention 168 h/,
