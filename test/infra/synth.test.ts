@@ -32,7 +32,7 @@ describe('npx cdk synth', () => {
         { source: { path: string } }
       >;
       const bundles = Object.values(assets).filter((a) => existsSync(join(out, a.source.path, 'index.mjs')));
-      expect(bundles).toHaveLength(5);
+      expect(bundles).toHaveLength(6);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
