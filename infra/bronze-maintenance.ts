@@ -42,9 +42,9 @@ export interface BronzeMaintenanceProps {
 }
 
 /**
- * The scheduled optimize and vacuum of the bronze tables that have `maintenance` (docs/bronze.md "Optimize
+ * The scheduled optimize and vacuum of the bronze tables (on unless `maintenance: false`; docs/bronze.md "Optimize
  * and vacuum"): one function, one EventBridge schedule per table (`{table}` as its event), each run
- * optimizing the table until its time budget and then vacuuming it. Deployed only when a table asks for it.
+ * optimizing the table until its time budget and then vacuuming it. Deployed unless every table turns it off.
  */
 export class BronzeMaintenance extends Construct {
   readonly fn: NodejsFunction;
