@@ -56,7 +56,7 @@ const [
   { LocalRunner, fileLog },
   { StepFunctionsExecutor },
   { ExecutionsApiError },
-  { ensureBackgroundEmulator, localConfigOf, stateDir, writeLocalConfig },
+  { ensureBackgroundEmulator, glueDatabaseOf, localConfigOf, stateDir, writeLocalConfig },
   { bronzeSummary, committedFiles, committedTotals, liveLine, recentDays, withBronzeFields },
   { createClients },
   { DEFAULT_EMULATOR_REGION, emulatorTarget },
@@ -109,8 +109,8 @@ writeLocalConfig(
         stack.tables,
         configFromEnv(stack.environment.Committer),
         o[OUTPUTS.manifestBucket] ?? '',
-        // The stack's Glue database (the construct's default: local mode sets no other).
-        stack.stackName,
+        // The stack's Glue database, as its output names it.
+        glueDatabaseOf(stack),
       ),
     },
     emulator.endpoint,

@@ -25,6 +25,7 @@ import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/kernel/names.ts';
 import { projectRoot } from '../shared/kernel/project-root.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
+import { nagResource } from './nag.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface BronzeMaintenanceProps {
@@ -41,9 +42,9 @@ export interface BronzeMaintenanceProps {
 }
 
 /**
- * The scheduled optimize and vacuum of the bronze tables that have `maintenance` (docs/bronze.md "Optimize
+ * The scheduled optimize and vacuum of the bronze tables (on unless `maintenance: false`; docs/bronze.md "Optimize
  * and vacuum"): one function, one EventBridge schedule per table (`{table}` as its event), each run
- * optimizing the table until its time budget and then vacuuming it. Deployed only when a table asks for it.
+ * optimizing the table until its time budget and then vacuuming it. Deployed unless every table turns it off.
  */
 export class BronzeMaintenance extends Construct {
   readonly fn: NodejsFunction;
@@ -115,7 +116,7 @@ export class BronzeMaintenance extends Construct {
     }
     for (const resource of wildcards)
       Validations.of(this.fn).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::${String(Stack.of(this).resolve(resource))}]`,
+        id: `AwsSolutions-IAM5[Resource::${nagResource(Stack.of(this).resolve(resource))}]`,
         reason: "Objects under a Delta table's root: the narrowest scope S3 offers.",
       });
     Validations.of(this.dlq).acknowledge({

@@ -39,6 +39,7 @@ import {
 import { projectRoot } from '../shared/kernel/project-root.ts';
 import { parseS3Prefix } from '../shared/kernel/s3-url.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
+import { nagResource } from './nag.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface BronzeSinkProps {
@@ -331,8 +332,9 @@ export class BronzeSink extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Bronze sink: rows, missing landing files',
+        title: 'Bronze sink: rows, missing landing files, catalog errors',
         left: [m(METRIC.sinkRows), m(METRIC.sinkRescued), m(METRIC.sinkSourcesMissing)],
+        right: [m(METRIC.sinkCatalogErrors)],
         width: 8,
       }),
       new GraphWidget({
@@ -388,14 +390,4 @@ function tablesSharing(table: TableConfig, config: PipelineConfig): string[] {
   return config.tables
     .filter((other) => other !== table && other.live && mayShareKeys(routedKeys(table), routedKeys(other)))
     .map((other) => other.name);
-}
-
-/** A resolved ARN as cdk-nag names it in a finding id: `<Logical.Arn>/x`, `arn:<AWS::Partition>:...`. */
-function nagResource(resolved: unknown): string {
-  if (typeof resolved === 'string') return resolved;
-  const r = resolved as { Ref?: string; 'Fn::GetAtt'?: string[]; 'Fn::Join'?: [string, unknown[]] };
-  if (r.Ref) return `<${r.Ref}>`;
-  if (r['Fn::GetAtt']) return `<${r['Fn::GetAtt'].join('.')}>`;
-  if (r['Fn::Join']) return r['Fn::Join'][1].map(nagResource).join(r['Fn::Join'][0]);
-  return JSON.stringify(resolved);
 }

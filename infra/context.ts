@@ -46,6 +46,8 @@ const contextSchema = z.object({
         .strict(),
     )
     .optional(),
+  /** The Glue database of the bronze tables (default `<stack name>_bronze`). */
+  catalogDatabase: z.string().optional(),
   removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
   deletionProtection: z
     .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
@@ -111,6 +113,7 @@ export function readContext(get: (key: string) => unknown): { stackName: string;
                     : Duration.minutes(c.reconcileSettleMinutes),
               },
         ledgerCapacity: c.ledgerCapacity,
+        ...(c.catalogDatabase === undefined ? {} : { bronzeSink: { catalogDatabase: c.catalogDatabase } }),
         removalPolicy: c.removalPolicy === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
         deletionProtection: c.deletionProtection,
       },

@@ -38,7 +38,7 @@ export class IngestionPipeline extends Construct {
   readonly backfill: BackfillWorkflow;
   /** The Delta Lake sink; only when a table has `bronze`. */
   readonly bronze?: BronzeSink;
-  /** The bronze tables' scheduled optimize and vacuum; only when a table has `bronze.maintenance`. */
+  /** The bronze tables' scheduled optimize and vacuum; unless every bronze table turns it off. */
   readonly maintenance?: BronzeMaintenance;
   readonly alarmTopic: ITopic;
   readonly eventBus: IEventBus;

@@ -45,5 +45,8 @@ export class InletStack extends Stack {
     out(OUTPUTS.alarmTopic, this.pipeline.alarmTopic.topicArn);
     out(OUTPUTS.eventBus, this.pipeline.eventBus.eventBusName);
     out(OUTPUTS.backfillStateMachine, this.pipeline.backfill.stateMachine.stateMachineArn);
+    // The name itself (not the database's Ref): the same value, and readable where no Ref is resolved.
+    const database = this.pipeline.bronze?.catalogDatabase;
+    if (database !== undefined) out(OUTPUTS.glueDatabase, database);
   }
 }

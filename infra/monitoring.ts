@@ -151,7 +151,13 @@ export class Monitoring extends Construct {
               batcher(METRIC.fenced),
               sweeper(METRIC.stalePending),
               sweeper(METRIC.staleBatches),
-              ...(sink ? [sink.metric(METRIC.sinkErrors), sink.metric(METRIC.sinkCleanErrors)] : []),
+              ...(sink
+                ? [
+                    sink.metric(METRIC.sinkErrors),
+                    sink.metric(METRIC.sinkCleanErrors),
+                    sink.metric(METRIC.sinkCatalogErrors),
+                  ]
+                : []),
             ],
             width: 24,
           }),
@@ -329,6 +335,18 @@ export class Monitoring extends Construct {
       "cleanSource has failed in every quarter hour for an hour (SinkCleanErrors): landing files are not being deleted or moved. The sink's log says why ('cleanSource failed'): a denied delete, Object Lock, a KMS key, a missing moveTo bucket.",
       4,
     );
+    // The Glue entry is a projection of the log: a run that cannot bring it in step (Glue failing or
+    // refusing, the name another table's) is logged and retried by the next run (each commit, the nudge
+    // every 15 minutes), and the Delta table is unaffected. Failing in every quarter hour for an hour is a
+    // cause to fix, not a passing error: Athena and Redshift Spectrum see a stale or missing table meanwhile.
+    if (sink.catalogDatabase !== undefined)
+      this.alarm(
+        'SinkCatalogFailing',
+        sink.metric(METRIC.sinkCatalogErrors, 'Sum', Duration.minutes(15)),
+        1,
+        `The bronze sink has failed to bring a table's Glue Data Catalog entry (database ${sink.catalogDatabase}) in step in every quarter hour for an hour (SinkCatalogErrors): Athena and Redshift Spectrum see a stale or missing table. The sink's log says which and why ('bronze catalog update failed', 'bronze catalog table name taken by another table'); the Delta tables are not affected.`,
+        4,
+      );
     // A run only reports versions behind when it used its whole time budget and stopped short (a run that
     // catches up reports 0). Some run stopping short in each quarter hour for an hour means the sink has been
     // writing flat out and still not caught up: it is not keeping up with the commits.

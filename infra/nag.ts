@@ -19,3 +19,13 @@ export function acknowledgeNagFindings(scope: Construct): void {
       'nodejs22.x is the runtime the code targets and tests; the CDK-managed notification/auto-delete handlers pick their own.',
   });
 }
+
+/** A resolved ARN as cdk-nag names it in a finding id: `<Logical.Arn>/x`, `arn:<AWS::Partition>:...`. */
+export function nagResource(resolved: unknown): string {
+  if (typeof resolved === 'string') return resolved;
+  const r = resolved as { Ref?: string; 'Fn::GetAtt'?: string[]; 'Fn::Join'?: [string, unknown[]] };
+  if (r.Ref) return `<${r.Ref}>`;
+  if (r['Fn::GetAtt']) return `<${r['Fn::GetAtt'].join('.')}>`;
+  if (r['Fn::Join']) return r['Fn::Join'][1].map(nagResource).join(r['Fn::Join'][0]);
+  return JSON.stringify(resolved);
+}

@@ -43,6 +43,11 @@ export interface ScheduleSettings {
   readonly everyMs: number;
   /** The target's `RetryPolicy.MaximumRetryAttempts` (EventBridge's default: 185). */
   readonly retryAttempts: number;
+  /**
+   * The target's `Input`, parsed: what the function receives instead of EventBridge's scheduled event (a
+   * table's maintenance schedule sends `{"table": ...}`). Absent: the scheduled event itself (the sweeper's).
+   */
+  readonly input?: unknown;
 }
 
 export interface LocalStack {
@@ -120,7 +125,12 @@ async function eventSourcesOf(
   return sources;
 }
 
-function schedulesOf(template: CfnTemplate): ScheduleSettings[] {
+/**
+ * The template's scheduled rules that invoke a Lambda function, with each target's rate, retries and input.
+ * EventBridge passes a target with `Input` that JSON "and nothing from the event itself" (PutTargets, `Input`:
+ * https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_Target.html).
+ */
+export function schedulesOf(template: CfnTemplate): ScheduleSettings[] {
   return Object.values(template.Resources).flatMap((rule) => {
     const p = rule.Properties ?? {};
     const everyMs =
@@ -129,12 +139,20 @@ function schedulesOf(template: CfnTemplate): ScheduleSettings[] {
     const targets = (p.Targets ?? []) as Array<{
       Arn?: unknown;
       RetryPolicy?: { MaximumRetryAttempts?: number };
+      Input?: unknown;
     }>;
     return targets.flatMap((target) => {
       const id = referenced(target.Arn);
       if (!id || template.Resources[id]?.Type !== 'AWS::Lambda::Function') return [];
+      if (target.Input !== undefined && typeof target.Input !== 'string')
+        throw new Error(`the schedule of ${id} has an Input local mode cannot resolve`);
       return [
-        { functionLogicalId: id, everyMs, retryAttempts: target.RetryPolicy?.MaximumRetryAttempts ?? 185 },
+        {
+          functionLogicalId: id,
+          everyMs,
+          retryAttempts: target.RetryPolicy?.MaximumRetryAttempts ?? 185,
+          ...(target.Input === undefined ? {} : { input: JSON.parse(target.Input) as unknown }),
+        },
       ];
     });
   });

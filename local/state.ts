@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { catalogDatabaseName } from '../shared/bronze/catalog.ts';
 import { OUTPUTS } from '../shared/kernel/names.ts';
 import { emulatorAnswers, startEmulator } from './emulator.ts';
 import type { HostedFunction } from './lambda/host.ts';
@@ -30,6 +31,22 @@ export interface LocalConfig {
    * local.json from before functions ran from their bundles: `npm start` rewrites it.
    */
   readonly functions?: readonly HostedFunction[];
+  /**
+   * The Glue database the bronze tables are registered in (the stack's `GlueDatabaseName` output), when a
+   * table has `catalog`. Absent in a local.json from before it was written, or of a stack without one.
+   */
+  readonly glueDatabase?: string;
+}
+
+/**
+ * The stack's Glue database: its output, or for a stack deployed before that output existed, the default
+ * the stack then used (`<stack>_bronze`).
+ */
+export function glueDatabaseOf(stack: {
+  readonly stackName: string;
+  readonly outputs: Record<string, string>;
+}): string {
+  return stack.outputs[OUTPUTS.glueDatabase] ?? catalogDatabaseName(stack.stackName);
 }
 
 /** `.inlet/local.json`'s content for a stack brought up on the emulator at `endpoint`. */
@@ -58,6 +75,7 @@ export function localConfigOf(
     commitDlqUrl: o[OUTPUTS.commitDlqUrl] ?? '',
     backfillStateMachineArn: o[OUTPUTS.backfillStateMachine] ?? '',
     ...(stack.functions ? { functions: stack.functions } : {}),
+    ...(o[OUTPUTS.glueDatabase] ? { glueDatabase: o[OUTPUTS.glueDatabase] } : {}),
   };
 }
 

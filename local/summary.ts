@@ -1,4 +1,4 @@
-import { catalogDatabaseName, catalogTableName } from '../shared/bronze/catalog.ts';
+import { catalogTableName } from '../shared/bronze/catalog.ts';
 import { bronzeLocation } from '../shared/bronze/config.ts';
 import type { SinkCursorStore } from '../shared/bronze/ports.ts';
 import type { PipelineConfig } from '../shared/config/pipeline-config.ts';
@@ -132,8 +132,8 @@ export function withBronzeFields(
   tables: readonly { name: string; prefix: string }[],
   config: PipelineConfig,
   manifestBucket: string,
-  /** The stack's name, which names its Glue database; without it no entry has `catalog`. */
-  stackName?: string,
+  /** The stack's Glue database (local/state.ts, glueDatabaseOf); without it no entry has `catalog`. */
+  glueDatabase?: string,
 ): Array<{
   name: string;
   prefix: string;
@@ -149,8 +149,8 @@ export function withBronzeFields(
       ...t,
       bronzeLocation: `s3://${bucket}/${prefix}`,
       bronzeFormat: bronze.format,
-      ...(bronze.catalog && stackName
-        ? { catalog: { database: catalogDatabaseName(stackName), table: catalogTableName(t.name) } }
+      ...(bronze.catalog && glueDatabase
+        ? { catalog: { database: glueDatabase, table: catalogTableName(t.name) } }
         : {}),
     };
   });

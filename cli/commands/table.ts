@@ -1,15 +1,18 @@
 import { S3DeltaStore } from '../../shared/bronze/aws/s3-delta-store.ts';
+import { S3MaintenanceRecords } from '../../shared/bronze/aws/s3-maintenance-record.ts';
 import { tableQueries } from '../../shared/bronze/catalog.ts';
 import { typeText } from '../../shared/bronze/delta-types.ts';
-import { allColumns } from '../../shared/bronze/schema.ts';
+import type { MaintenanceRecord } from '../../shared/bronze/maintenance-record.ts';
 import { readBronzeTable } from '../../shared/bronze/table-state.ts';
 import { parseS3Prefix } from '../../shared/kernel/s3-url.ts';
 import { CliError } from '../errors.ts';
+import { formatBytes, formatTime } from '../format.ts';
 import { type CliTarget, requireTable } from '../target.ts';
 
 /**
- * `inlet table <name>`: the bronze Delta table's version, schema, row and rescued-row counts, read from its
- * `_delta_log/`. The location comes from `.inlet/local.json` in local mode, or `--location`.
+ * `inlet table <name>`: the bronze Delta table's version, schema, row and rescued-row counts, live files and
+ * bytes, read from its `_delta_log/`, and what its scheduled maintenance last did (its record, one GET). The
+ * location comes from `.inlet/local.json` in local mode, or `--location`.
  */
 export async function table(
   target: CliTarget,
@@ -33,7 +36,10 @@ export async function table(
     throw new CliError(`--location must be s3://bucket/prefix, not '${location}'`);
   }
   const delta = new S3DeltaStore(target.clients.s3, at.bucket, at.prefix);
-  const state = await readBronzeTable(name, delta);
+  const [state, maintenance] = await Promise.all([
+    readBronzeTable(name, delta),
+    new S3MaintenanceRecords(target.clients.s3, at.bucket, at.prefix).get(),
+  ]);
   const result = {
     table: name,
     location,
@@ -45,9 +51,12 @@ export async function table(
     rows: state.rows,
     rescuedRows: state.rescued,
     dataFiles: state.files,
+    dataBytes: state.bytes,
     checkpointVersion: state.checkpointVersion ?? null,
+    // What the scheduled optimize and vacuum last did (null: no run yet, or maintenance is off).
+    maintenance: maintenance ?? null,
     // `long`, `decimal(10,2)`, `struct<a:long,b:array<date>>`: one line per column, nested types included.
-    schema: allColumns(state.schema).map((c) => ({ name: c.name, type: typeText(c.type) })),
+    schema: state.columns.map((c) => ({ name: c.name, type: typeText(c.type) })),
     // Where the sink registers it in the Glue Data Catalog (null: not catalogued), and how to query it.
     catalog: entry.catalog ?? null,
     query: tableQueries(location, entry.catalog),
@@ -62,7 +71,7 @@ export async function table(
   }
   console.log(`${name}  ${location}`);
   console.log(
-    `Delta version ${state.version}  rows ${state.rows}  rescued ${state.rescued}  data files ${state.files}`,
+    `Delta version ${state.version}  rows ${state.rows}  rescued ${state.rescued}  data files ${state.files} (${formatBytes(state.bytes)})`,
   );
   const { manifestVersion, filesDone } = state.position;
   console.log(
@@ -77,6 +86,7 @@ export async function table(
       ? `  read from ${state.commitsRead} commits (no checkpoint yet)`
       : `  read from checkpoint ${state.checkpointVersion} and ${state.commitsRead} later commits`,
   );
+  for (const line of maintenanceLines(maintenance)) console.log(line);
   for (const column of result.schema) console.log(`  ${column.name.padEnd(24)} ${column.type}`);
   const { query } = result;
   console.log(
@@ -84,4 +94,19 @@ export async function table(
   );
   console.log(`Spark SQL ${query.sparkSql}`);
   console.log(`delta-rs  ${query.deltaRs}`);
+}
+
+/** What a person reads of the maintenance record. */
+export function maintenanceLines(record: MaintenanceRecord | undefined, now = Date.now()): string[] {
+  if (!record) return ['Maintenance  no run yet (scheduled by bronze.maintenance, daily by default)'];
+  const { optimize, vacuum } = record;
+  return [
+    `Maintenance  last run ${formatTime(record.ranAt, now)}`,
+    optimize
+      ? `  optimize   version ${optimize.version}, ${formatTime(optimize.at, now)}: ${optimize.filesRemoved} files (${formatBytes(optimize.bytesRemoved)}) rewritten as ${optimize.filesAdded} (${formatBytes(optimize.bytesAdded)})`
+      : '  optimize   nothing to compact yet',
+    vacuum
+      ? `  vacuum     ${formatTime(vacuum.at, now)}: ${vacuum.filesDeleted} files deleted (${formatBytes(vacuum.bytesDeleted)}), retention ${vacuum.retentionHours} h`
+      : '  vacuum     not run yet',
+  ];
 }

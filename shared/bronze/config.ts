@@ -165,8 +165,12 @@ export const bronzeConfigSchema = z
      * set, as Delta's `delta.compatibility.symlinkFormatManifest.enabled`.
      */
     symlinkManifest: z._default(z.boolean(), false),
-    /** Off unless set: the scheduled optimize and vacuum (maintenance-config.ts). */
-    maintenance: z.optional(maintenanceSchema),
+    /**
+     * The scheduled optimize and vacuum (maintenance-config.ts; docs/bronze.md "Optimize and vacuum"): on by
+     * default (daily, 7 days' retention), as Databricks' predictive optimization is for its managed tables;
+     * `false` turns it off (a table another tool compacts and vacuums).
+     */
+    maintenance: z.prefault(z.union([z.literal(false), maintenanceSchema]), {}),
     /** Minutes between scheduled nudges of the table's sink (docs/bronze.md, "Trigger"); 0 turns them off. */
     nudgeEveryMinutes: z._default(
       z

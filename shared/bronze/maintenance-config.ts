@@ -20,8 +20,8 @@ export const DEFAULT_RETENTION_MS = 7 * 24 * HOUR_MS;
 export const MIN_RETENTION_MS = 24 * HOUR_MS;
 
 /**
- * A bronze table's scheduled optimize and vacuum (docs/bronze.md, "Optimize and vacuum"). Off unless the
- * table has `maintenance`.
+ * A bronze table's scheduled optimize and vacuum (docs/bronze.md, "Optimize and vacuum"): on by default
+ * with these defaults; `maintenance: false` turns it off (config.ts).
  */
 export const maintenanceSchema = z.strictObject({
   /** Hours between runs (the table's schedule). */

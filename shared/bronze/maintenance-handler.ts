@@ -3,6 +3,7 @@ import type { Clock } from '../kernel/clock.ts';
 import type { Log } from '../kernel/log.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import { bronzeLocation } from './config.ts';
+import { type MaintenanceRecords, nextRecord } from './maintenance-record.ts';
 import { optimizeTable } from './optimize.ts';
 import type { DeltaStore, SymlinkManifests } from './ports.ts';
 import { projectManifests } from './symlink-manifest.ts';
@@ -19,14 +20,14 @@ export interface MaintenanceDeps extends Clock {
   readonly tableAt: (
     bucket: string,
     prefix: string,
-  ) => { delta: DeltaStore; files: TableFiles; manifests?: SymlinkManifests };
+  ) => { delta: DeltaStore; files: TableFiles; records: MaintenanceRecords; manifests?: SymlinkManifests };
   readonly newId: () => string;
   readonly log: Log;
   readonly metrics: MetricsSink;
 }
 
 export interface MaintenanceEvent {
-  /** One table (a schedule per table names it); absent: every table with `maintenance`. */
+  /** One table (a schedule per table names it); absent: every table whose maintenance is on. */
   readonly table?: string;
 }
 
@@ -56,7 +57,7 @@ export function makeMaintenanceHandler(deps: MaintenanceDeps): MaintenanceHandle
         const maintenance = bronze?.maintenance;
         if (!bronze || !maintenance) continue;
         const { bucket, prefix } = bronzeLocation(table.name, bronze, deps.manifestBucket);
-        const { delta, files, manifests } = deps.tableAt(bucket, prefix);
+        const { delta, files, records, manifests } = deps.tableAt(bucket, prefix);
         try {
           const optimized = await optimizeTable(
             { ...deps, delta, files },
@@ -86,6 +87,10 @@ export function makeMaintenanceHandler(deps: MaintenanceDeps): MaintenanceHandle
           );
           m.count(METRIC.vacuumFilesDeleted, vacuumed.filesDeleted);
           m.count(METRIC.vacuumBytesDeleted, vacuumed.bytesDeleted);
+          // Last: what `inlet table` shows. A run that fails before it leaves the previous run's record.
+          await records.put(
+            nextRecord(await records.get(), { table: table.name, now: deps.now(), optimized, vacuumed }),
+          );
           deps.log.info('bronze table maintained', { table: table.name, optimized, vacuumed });
         } catch (error) {
           failed.push(table.name);

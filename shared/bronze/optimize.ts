@@ -48,6 +48,8 @@ export interface OptimizeResult {
   readonly binsSkipped: number;
   /** Why the run stopped before its plan was done, if it did: out of time, or the table's schema moved. */
   readonly stoppedBy?: 'time' | 'metadata' | 'unwritable';
+  /** The Delta version of the run's last commit, when it made one. */
+  readonly lastVersion?: number;
 }
 
 /**
@@ -94,7 +96,14 @@ class BinSkipped extends Error {}
 export async function optimizeTable(deps: OptimizeDeps, options: OptimizeOptions): Promise<OptimizeResult> {
   const { table } = options;
   const replay = await replayLog(deps.delta, { table });
-  const tally = { commits: 0, filesRemoved: 0, filesAdded: 0, bytesRead: 0, bytesWritten: 0, binsSkipped: 0 };
+  const tally: { -readonly [K in keyof OptimizeResult]: OptimizeResult[K] } = {
+    commits: 0,
+    filesRemoved: 0,
+    filesAdded: 0,
+    bytesRead: 0,
+    bytesWritten: 0,
+    binsSkipped: 0,
+  };
   if (!replay.metaData || !replay.protocol) return tally;
   if (protocolProblems(replay.protocol).length > 0 || replay.metaData.partitionColumns.length > 0)
     return { ...tally, stoppedBy: 'unwritable' };
@@ -121,6 +130,7 @@ export async function optimizeTable(deps: OptimizeDeps, options: OptimizeOptions
       continue;
     }
     tally.commits += 1;
+    tally.lastVersion = seen.version;
     tally.filesRemoved += bin.length;
     tally.filesAdded += written.length;
     tally.bytesRead += bin.reduce((sum, a) => sum + a.size, 0);

@@ -86,6 +86,8 @@ export interface SinkOutcome {
   readonly cleanLeft?: number;
   /** cleanSource stopped on an error this run (logged; retried by the next run). */
   readonly cleanFailed?: boolean;
+  /** The table's Glue entry could not be brought in step this run (logged; the next run retries). */
+  readonly catalogFailed?: boolean;
   /** Committed manifest versions not wholly in the Delta table when the call returned; undefined if unknown. */
   readonly behind: number | undefined;
 }
@@ -111,6 +113,7 @@ class Tally {
   readonly versions: number[] = [];
   readonly added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0, missingSources: 0 };
   outOfTime = false;
+  catalogFailed = false;
 }
 
 type Step =
@@ -151,7 +154,14 @@ export class SinkTable {
       const step = await this.writeFromCursor(table, config, { deadline, finishBy }, tally);
       if (step.kind === 'moved') continue;
       const { cursor } = step;
-      const base = { table, written: tally.written, versions: tally.versions, cursor, added: tally.added };
+      const base = {
+        table,
+        written: tally.written,
+        versions: tally.versions,
+        cursor,
+        added: tally.added,
+        catalogFailed: tally.catalogFailed,
+      };
       if (step.kind === 'stopped') {
         const behind = await this.behind(table, cursor);
         return { ...base, caughtUp: false, outOfTime: tally.outOfTime, cleanedFiles: 0, behind };
@@ -188,7 +198,8 @@ export class SinkTable {
     let cursor = await deps.cursors.get(table);
     // The up-to-date table costs one cursor read and one manifest read, no log read.
     let manifest = await deps.store.getManifest(table, cursor.manifestVersion + 1);
-    if (!manifest) return { kind: 'caughtUp', cursor: await this.repairProjections(table, config, cursor) };
+    if (!manifest)
+      return { kind: 'caughtUp', cursor: await this.repairProjections(table, config, cursor, tally) };
     if (deps.now() >= time.deadline) return { kind: 'stopped', cursor };
 
     const head = await loadHead(delta, table, cursor.deltaVersion);
@@ -308,7 +319,7 @@ export class SinkTable {
     if (!last) return cursor;
     const sum = (key: 'rows' | 'rescued') => head.uncounted.reduce((total, c) => total + c[key], 0);
     // Before the cursor moves: a crash in between finds the commit uncounted and projects it again.
-    const catalogued = await this.project(table, config, at.location, head, last.version, cursor);
+    const catalogued = await this.project(table, config, at.location, head, last.version, cursor, tally);
     const symlinked = await this.symlink(table, config, at, last.version, cursor);
     // Parts made smaller by a run that ran out of time grow back with each commit.
     const grown = cursor.partFiles === undefined ? undefined : cursor.partFiles * 2;
@@ -352,6 +363,7 @@ export class SinkTable {
     head: TableHead,
     deltaVersion: number,
     cursor: SinkCursor,
+    tally: Tally,
   ): Promise<Pick<SinkCursor, 'catalogued'>> {
     const schema = headSchema(head);
     if (!this.catalog || !config.catalog || !schema) return {};
@@ -363,6 +375,7 @@ export class SinkTable {
       partitionBy: partitionColumnsOf(config),
     });
     if (inStep) return { catalogued: deltaVersion };
+    tally.catalogFailed = true;
     return cursor.catalogued === undefined ? {} : { catalogued: cursor.catalogued };
   }
 
@@ -407,6 +420,7 @@ export class SinkTable {
     table: string,
     config: BronzeConfig,
     cursor: SinkCursor,
+    tally: Tally,
   ): Promise<SinkCursor> {
     const catalogBehind = this.catalog && config.catalog && cursor.catalogued !== cursor.deltaVersion;
     const manifestsBehind = config.symlinkManifest && cursor.symlinked !== cursor.deltaVersion;
@@ -417,7 +431,7 @@ export class SinkTable {
     const location = `s3://${bucket}/${prefix}`;
     const projected = {
       ...(catalogBehind
-        ? await this.project(table, config, location, head, cursor.deltaVersion, cursor)
+        ? await this.project(table, config, location, head, cursor.deltaVersion, cursor, tally)
         : {}),
       ...(manifestsBehind
         ? await this.symlink(table, config, { delta, location, head }, cursor.deltaVersion, cursor)

@@ -2,7 +2,7 @@ import { positionOf } from './delta-log.ts';
 import { UnreadableTableError } from './errors.ts';
 import { rescuedOf, rowsOf } from './log-state.ts';
 import type { DeltaStore, SinkPosition } from './ports.ts';
-import { fromDeltaSchemaString, type TableSchema } from './schema.ts';
+import { type Column, fromDeltaSchemaString, type TableSchema, tableColumns } from './schema.ts';
 import { replayFiles, replayLog } from './snapshot.ts';
 import { readerProblems } from './table-features.ts';
 
@@ -17,9 +17,13 @@ export interface BronzeTableState {
    */
   readonly position: SinkPosition;
   readonly schema: TableSchema;
+  /** Every column a reader sees, in the log's order: data, system, then the ingestion date when partitioned by it. */
+  readonly columns: readonly Column[];
   readonly rows: number;
   readonly rescued: number;
   readonly files: number;
+  /** Bytes of the live data files (each `add`'s `size`). */
+  readonly bytes: number;
   /** The checkpoint the replay started from, if any, and how many JSON commits it read after it. */
   readonly checkpointVersion?: number;
   readonly commitsRead: number;
@@ -37,21 +41,25 @@ export async function readBronzeTable(table: string, delta: DeltaStore): Promise
   let rows = 0;
   let rescued = 0;
   let files = 0;
+  let bytes = 0;
   for await (const action of replayFiles(delta, replay)) {
     if (!('add' in action)) continue;
     files += 1;
+    bytes += action.add.size;
     rows += rowsOf(action.add);
     rescued += rescuedOf(action.add);
   }
+  const partitionBy = replay.metaData?.partitionColumns ?? [];
+  const schema = replay.metaData ? fromDeltaSchemaString(replay.metaData.schemaString, partitionBy) : [];
   return {
     version: replay.version,
     position: positionOf(table, replay.txns),
-    schema: replay.metaData
-      ? fromDeltaSchemaString(replay.metaData.schemaString, replay.metaData.partitionColumns)
-      : [],
+    schema,
+    columns: tableColumns(schema, partitionBy),
     rows,
     rescued,
     files,
+    bytes,
     checkpointVersion: replay.checkpoint?.version,
     commitsRead: replay.commitsRead,
   };

@@ -56,6 +56,11 @@ export const METRIC = {
   sinkFilesLeft: 'SinkSourceFilesLeft',
   /** cleanSource runs that stopped on an error (retried by the next run; the Delta writes are not affected). */
   sinkCleanErrors: 'SinkCleanErrors',
+  /**
+   * Sink runs whose Glue Data Catalog entry could not be brought in step (Glue failed or refused, the name is
+   * another table's, or it kept changing): the Delta commits are not affected, the next run retries.
+   */
+  sinkCatalogErrors: 'SinkCatalogErrors',
   /** Committed manifest versions not yet in the Delta table after a run (0 when it caught up). */
   sinkBehind: 'SinkVersionsBehind',
   /** Sink runs that failed (the message is retried, then dead-lettered). */

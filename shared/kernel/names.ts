@@ -19,6 +19,8 @@ export const OUTPUTS = {
   alarmTopic: 'AlarmTopicArn',
   eventBus: 'EventBusName',
   backfillStateMachine: 'BackfillStateMachineArn',
+  /** The Glue database the bronze tables are registered in; only when a table has `catalog`. */
+  glueDatabase: 'GlueDatabaseName',
 } as const;
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3DeltaStore } from '../bronze/aws/s3-delta-store.ts';
+import { S3MaintenanceRecords } from '../bronze/aws/s3-maintenance-record.ts';
 import { S3SymlinkManifests } from '../bronze/aws/s3-symlink-manifests.ts';
 import { S3TableFiles } from '../bronze/aws/s3-table-files.ts';
 import type { MaintenanceDeps } from '../bronze/maintenance-handler.ts';
@@ -31,6 +32,7 @@ export function maintenanceRuntimeFromEnv(
       delta: new S3DeltaStore(s3, bucket, prefix),
       files: new S3TableFiles(s3, bucket, prefix),
       manifests: new S3SymlinkManifests(s3, bucket, prefix),
+      records: new S3MaintenanceRecords(s3, bucket, prefix),
     }),
     newId: randomUUID,
     log: overrides.log ?? powertoolsLog(SERVICE.maintenance),

@@ -11,15 +11,29 @@ const maintenanceFunctions = (t: Template) =>
   Object.keys(t.findResources('AWS::Lambda::Function')).filter((id) => /Maintenance/.test(id));
 
 describe('bronze maintenance infra', () => {
-  it('deploys nothing unless a table asks for maintenance', () => {
-    const t = template([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }]);
+  it('deploys nothing when every bronze table turns maintenance off', () => {
+    const t = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json', maintenance: false } },
+    ]);
     expect(maintenanceFunctions(t)).toEqual([]);
+    expect(Object.keys(t.findResources('AWS::Events::Rule')).filter((id) => /Maintenance/.test(id))).toEqual(
+      [],
+    );
+  });
+
+  it('maintains a bronze table by default: optimize and vacuum once a day', () => {
+    const t = template([{ name: 'orders', prefix: 'orders/', bronze: { format: 'json' } }]);
+    expect(maintenanceFunctions(t)).toHaveLength(1);
+    t.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 day)',
+      Targets: [Match.objectLike({ Input: JSON.stringify({ table: 'orders' }) })],
+    });
   });
 
   it('schedules each asking table with its name, grants only its root, and alarms on failures and the DLQ', () => {
     const t = template([
       { name: 'orders', prefix: 'orders/', bronze: { format: 'json', maintenance: { everyHours: 6 } } },
-      { name: 'clicks', prefix: 'clicks/', bronze: { format: 'json' } },
+      { name: 'clicks', prefix: 'clicks/', bronze: { format: 'json', maintenance: false } },
     ]);
     expect(maintenanceFunctions(t)).toHaveLength(1);
     t.hasResourceProperties('AWS::Events::Rule', {

@@ -260,6 +260,20 @@ describe('the sink beside the other functions in monitoring', () => {
     });
   });
 
+  it('alarms when the Glue catalog entry of a table cannot be brought in step for an hour', () => {
+    const catalog = alarms.filter((a) => a.MetricName === 'SinkCatalogErrors');
+    expect(catalog).toHaveLength(1);
+    expect(catalog[0]).toMatchObject({
+      Namespace: 'Inlet',
+      Dimensions: [{ Name: 'service', Value: 'inlet-sink' }],
+      Statistic: 'Sum',
+      Period: 900,
+      EvaluationPeriods: 4,
+      DatapointsToAlarm: 4,
+      Threshold: 1,
+    });
+  });
+
   it("sends every alarm, the sink's too, to the alarm topic", () => {
     expect(alarms.length).toBeGreaterThan(16);
     for (const alarm of alarms)
@@ -278,6 +292,7 @@ describe('the sink beside the other functions in monitoring', () => {
       'SinkSourceFilesCleaned',
       'SinkSourceFilesLeft',
       'SinkCleanErrors',
+      'SinkCatalogErrors',
       'SinkSourcesMissing',
       'SinkVersionsBehind',
       'SinkErrors',
@@ -286,6 +301,7 @@ describe('the sink beside the other functions in monitoring', () => {
     // In the shared widgets: the sink's errors under Trouble, its DLQ under DLQ depth.
     const trouble = widgets.find((w) => w.title === 'Trouble');
     expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkErrors service=inlet-sink');
+    expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkCatalogErrors service=inlet-sink');
     const dlq = widgets.find((w) => w.title === 'DLQ depth');
     expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkDlq/.test(m))).toBe(true);
     expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkEventsDlq/.test(m))).toBe(true);

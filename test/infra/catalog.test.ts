@@ -2,8 +2,9 @@
 // the sink's Glue grants on exactly the catalogued tables.
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { readContext } from '../../infra/context.ts';
 import { InletStack, type InletStackProps } from '../../infra/inlet-stack.ts';
-import { ENV } from '../../shared/kernel/names.ts';
+import { ENV, OUTPUTS } from '../../shared/kernel/names.ts';
 import { cdkApp } from './cdk-app.ts';
 
 const synth = (props: Partial<InletStackProps> & Pick<InletStackProps, 'tables'>) =>
@@ -57,10 +58,13 @@ describe('bronze catalog infrastructure', () => {
       pipeline: { bronzeSink: { catalogDatabase: 'sales_bronze' } },
     });
     named.hasResourceProperties('AWS::Glue::Database', { DatabaseInput: { Name: 'sales_bronze' } });
+    // Its real name is a stack output, for the CLI and local mode's local.json (never guessed from the stack).
+    named.hasOutput(OUTPUTS.glueDatabase, { Value: 'sales_bronze' });
     const none = synth({
       tables: [{ name: 'orders', prefix: 'o/', bronze: { format: 'json', catalog: false } }],
     });
     none.resourceCountIs('AWS::Glue::Database', 0);
+    expect(Object.keys(none.findOutputs(OUTPUTS.glueDatabase))).toEqual([]);
     expect(glueGrants(none)).toEqual([]);
     expect(() =>
       synth({
@@ -68,5 +72,17 @@ describe('bronze catalog infrastructure', () => {
         pipeline: { bronzeSink: { catalogDatabase: 'Sales-Bronze' } },
       }),
     ).toThrow(/lowercase letters, digits and _/);
+  });
+
+  it('takes the database name from the cdk context (`-c inlet:catalogDatabase=...`)', () => {
+    const { props } = readContext(
+      (key) =>
+        ({
+          'inlet:tables': [{ name: 'orders', prefix: 'o/', bronze: { format: 'json' } }],
+          'inlet:catalogDatabase': 'sales_bronze',
+        })[key],
+    );
+    expect(props.pipeline?.bronzeSink?.catalogDatabase).toBe('sales_bronze');
+    synth(props).hasOutput(OUTPUTS.glueDatabase, { Value: 'sales_bronze' });
   });
 });

@@ -298,7 +298,8 @@ describe('IngestionPipeline', () => {
   });
 
   it('outputs every name the CLI needs', () => {
-    for (const name of Object.values(OUTPUTS)) t.hasOutput(name, {});
+    // The Glue database's only with a catalogued bronze table (test/infra/catalog.test.ts).
+    for (const name of Object.values(OUTPUTS)) if (name !== OUTPUTS.glueDatabase) t.hasOutput(name, {});
   });
 });
 

@@ -23,14 +23,16 @@ describe('npx cdk synth', () => {
       const functions = Object.values(
         template.Resources as Record<string, { Type: string; Properties: { Runtime?: string } }>,
       ).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Runtime === 'nodejs22.x');
-      expect(functions).toHaveLength(5); // batcher, committer, sweeper, backfill, bronze sink (cdk.json has bronze tables)
+      // batcher, committer, sweeper, backfill, bronze sink and maintenance (cdk.json has bronze tables, and
+      // maintenance is on by default)
+      expect(functions).toHaveLength(6);
       // The bundles are real esbuild output (no Docker), ESM.
       const assets = JSON.parse(readFileSync(join(out, 'Inlet.assets.json'), 'utf8')).files as Record<
         string,
         { source: { path: string } }
       >;
       const bundles = Object.values(assets).filter((a) => existsSync(join(out, a.source.path, 'index.mjs')));
-      expect(bundles).toHaveLength(5);
+      expect(bundles).toHaveLength(6);
       // The SDK's credential chain is cut to the environment's (infra/lambda-esbuild.ts): no SSO provider.
       for (const bundle of bundles)
         expect(readFileSync(join(out, bundle.source.path, 'index.mjs'), 'utf8')).not.toContain('fromSSO');

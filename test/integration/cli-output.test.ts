@@ -7,7 +7,9 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyClients } from '../../local/aws/clients.ts';
 import { bringUpLocalStack, type LocalStack } from '../../local/local-stack.ts';
-import { localConfigOf } from '../../local/state.ts';
+import { glueDatabaseOf, localConfigOf } from '../../local/state.ts';
+import { withBronzeFields } from '../../local/summary.ts';
+import { configFromEnv } from '../../shared/config/pipeline-config.ts';
 import { OUTPUTS } from '../../shared/kernel/names.ts';
 import { projectRoot } from '../../shared/kernel/project-root.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
@@ -79,7 +81,15 @@ beforeAll(async () => {
   );
   const o = stack.outputs;
   mkdirSync(state, { recursive: true });
-  writeFileSync(join(state, 'local.json'), JSON.stringify(localConfigOf(stack, endpoint, 'us-east-1')));
+  const local = localConfigOf(stack, endpoint, 'us-east-1');
+  // As `npm start` writes it: the bronze tables with their location and Glue entry.
+  const tables = withBronzeFields(
+    stack.tables,
+    configFromEnv(stack.environment.Committer),
+    o[OUTPUTS.manifestBucket] ?? '',
+    glueDatabaseOf(stack),
+  );
+  writeFileSync(join(state, 'local.json'), JSON.stringify({ ...local, tables }));
   // One 3 KiB file committed, one unreadable message quarantined with a body wider than any terminal.
   await clients.s3.send(
     new PutObjectCommand({
@@ -91,13 +101,31 @@ beforeAll(async () => {
   await clients.sqs.send(
     new SendMessageCommand({ QueueUrl: o[OUTPUTS.ingestQueueUrl], MessageBody: LONG_BODY }),
   );
-  const local = await startTestRunner(stack, { clients, endpoint, region: 'us-east-1' });
+  // The bronze table `clicks` (CSV) gets two versions of one small file each, for its maintenance to compact.
+  const click = (n: number) =>
+    clients.s3.send(
+      new PutObjectCommand({
+        Bucket: o[OUTPUTS.landingBucket],
+        Key: `clicks/${n}.json`,
+        Body: `id,page\n${n},p${n}\n`,
+      }),
+    );
+  await click(1);
+  const runner = await startTestRunner(stack, { clients, endpoint, region: 'us-east-1' });
   try {
-    await local.runner.untilQuiet(undefined, 90_000);
+    await runner.runner.untilQuiet(undefined, 90_000);
+    await click(2);
+    await runner.runner.untilQuiet(undefined, 90_000);
+    // The table's maintenance schedule fired as local mode fires it: the synthesized bundle, as its role,
+    // every call through the IAM check (whose mutation check then covers the maintenance role's grants).
+    const schedule = stack.schedules.find((s) => (s.input as { table?: string })?.table === 'clicks');
+    expect(schedule).toBeDefined();
+    if (schedule) await runner.runner.fire(schedule);
+    expect(runner.runner.failures).toEqual([]);
   } finally {
-    await local.stop();
+    await runner.stop();
   }
-}, 180_000);
+}, 240_000);
 
 afterAll(() => {
   destroyClients(clients);
@@ -141,6 +169,34 @@ describe.skipIf(target.kind !== 'emulator')('inlet output against a local pipeli
     expect(tty).toMatch(/orders\s+1\s+(just now|\d+ s ago|\d+ min ago)\s+1\s+3\.0 KiB/);
     const [manifest] = JSON.parse(json.stdout);
     expect(manifest.bytes).toBeGreaterThan(3 * 1024);
+  });
+
+  it('table: what the scheduled maintenance did (the last optimize, the last vacuum) beside the live files and bytes', async () => {
+    const [tty, json] = await Promise.all([
+      inletTty(200, 'table', 'clicks'),
+      inlet('--json', 'table', 'clicks'),
+    ]);
+    expect(json.status, json.stderr).toBe(0);
+    const table = JSON.parse(json.stdout);
+    expect(table.rows).toBe(2);
+    // Two one-file versions compacted into one file, committed as the third Delta version (0-based 2).
+    expect(table.dataFiles).toBe(1);
+    expect(table.deltaVersion).toBe(2);
+    expect(table.maintenance.optimize).toMatchObject({
+      version: 2,
+      commits: 1,
+      filesRemoved: 2,
+      filesAdded: 1,
+    });
+    expect(table.maintenance.vacuum).toMatchObject({ filesDeleted: 0, retentionHours: 168 });
+    expect(table.dataBytes).toBe(table.maintenance.optimize.bytesAdded);
+    expect(tty).toMatch(/data files 1 \(\d+ B\)/);
+    expect(tty).toMatch(
+      /optimize\s+version 2, (just now|\d+ s ago|\d+ min ago): 2 files \([\d.]+ K?i?B\) rewritten as 1 \([\d.]+ K?i?B\)/,
+    );
+    expect(tty).toMatch(
+      /vacuum\s+(just now|\d+ s ago|\d+ min ago): 0 files deleted \(0 B\), retention 168 h/,
+    );
   });
 
   it('leaves nothing in the temp folder: not the synth, not the asset upload, not the CLI', () => {

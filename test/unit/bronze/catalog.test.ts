@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { glueDatabaseOf, localConfigOf } from '../../../local/state.ts';
 import { withBronzeFields } from '../../../local/summary.ts';
 import {
   CATALOG_VERSION_PARAMETER,
@@ -14,6 +15,7 @@ import { arrayOf, mapOf, structOf } from '../../../shared/bronze/delta-types.ts'
 import type { TableSchema } from '../../../shared/bronze/schema.ts';
 import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import { silentLog } from '../../../shared/kernel/log.ts';
+import { OUTPUTS } from '../../../shared/kernel/names.ts';
 import { MemoryCatalog } from './memory-catalog.ts';
 
 const DB = 'inlet_bronze';
@@ -256,11 +258,35 @@ describe('how inlet table says to query a table', () => {
         { name: 'raw', prefix: 'r/' },
       ],
     });
-    const entries = withBronzeFields(config.tables, config, 'mb', 'Inlet');
+    const entries = withBronzeFields(config.tables, config, 'mb', 'sales_bronze');
     expect(entries.map((e) => ('catalog' in e ? e.catalog : undefined))).toEqual([
-      { database: 'inlet_bronze', table: 'click_events' },
+      { database: 'sales_bronze', table: 'click_events' },
       undefined,
       undefined,
     ]);
+  });
+
+  it("local.json carries the stack's real Glue database, from its output, not one guessed from the stack name", () => {
+    const local = localConfigOf(
+      {
+        stackName: 'Inlet',
+        tables: [{ name: 'orders', prefix: 'o/' }],
+        outputs: { [OUTPUTS.ledgerTable]: 'l', [OUTPUTS.glueDatabase]: 'sales_bronze' },
+      },
+      'http://127.0.0.1:1',
+      'us-east-1',
+    );
+    expect(local.glueDatabase).toBe('sales_bronze');
+    // A stack deployed before the output existed has the default name, which is then the real one.
+    const older = localConfigOf(
+      { stackName: 'My-Stack', tables: [], outputs: { [OUTPUTS.ledgerTable]: 'l' } },
+      'http://127.0.0.1:1',
+      'us-east-1',
+    );
+    expect(older.glueDatabase).toBeUndefined();
+    expect(glueDatabaseOf({ stackName: 'My-Stack', outputs: {} })).toBe('my_stack_bronze');
+    expect(glueDatabaseOf({ stackName: 'My-Stack', outputs: { [OUTPUTS.glueDatabase]: 'x_db' } })).toBe(
+      'x_db',
+    );
   });
 });

@@ -20,7 +20,26 @@ describe('bronze table config', () => {
       nudgeEveryMinutes: 15,
       catalog: true,
       symlinkManifest: false,
+      maintenance: { everyHours: 24, targetFileBytes: 104_857_600, retentionHours: 168 },
     });
+  });
+
+  it('maintains every bronze table by default (daily optimize, vacuum after 7 days); false turns it off', () => {
+    const config = parsePipelineConfig({
+      tables: [
+        { name: 'orders', bronze: { format: 'jsonl' } },
+        { name: 'quiet', bronze: { format: 'jsonl', maintenance: false } },
+        { name: 'hourly', bronze: { format: 'jsonl', maintenance: { everyHours: 1 } } },
+      ],
+    });
+    expect(config.tables.map((t) => t.bronze?.maintenance)).toEqual([
+      { everyHours: 24, targetFileBytes: 104_857_600, retentionHours: 168 },
+      false,
+      { everyHours: 1, targetFileBytes: 104_857_600, retentionHours: 168 },
+    ]);
+    expect(() =>
+      parsePipelineConfig({ tables: [{ name: 'o', bronze: { format: 'jsonl', maintenance: true } }] }),
+    ).toThrow(ConfigError);
   });
 
   it('lists every problem at once', () => {

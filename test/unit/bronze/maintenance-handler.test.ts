@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { bronzeConfigSchema } from '../../../shared/bronze/config.ts';
 import { makeMaintenanceHandler } from '../../../shared/bronze/maintenance-handler.ts';
+import {
+  type MaintenanceRecord,
+  type MaintenanceRecords,
+  maintenanceRecordSchema,
+} from '../../../shared/bronze/maintenance-record.ts';
 import type { DeltaStore } from '../../../shared/bronze/ports.ts';
 import { loadSnapshot } from '../../../shared/bronze/snapshot.ts';
 import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
@@ -28,22 +33,38 @@ async function tableOfSmallFiles(versions: number): Promise<MemoryDelta> {
   return delta;
 }
 
-function setup(deltas: Record<string, DeltaStore & Partial<MemoryDelta>>) {
+/** Each table's maintenance record, in memory. */
+class Records implements MaintenanceRecords {
+  record: MaintenanceRecord | undefined;
+  async get() {
+    return this.record;
+  }
+  async put(record: MaintenanceRecord) {
+    this.record = maintenanceRecordSchema.parse(record);
+  }
+}
+
+function setup(deltas: Record<string, DeltaStore & Partial<MemoryDelta>>, now = () => Date.now()) {
   const counted = new Map<string, number>();
+  const records = new Map<string, Records>();
   const config = parsePipelineConfig({
     tables: [
       { name: 'a', prefix: 'a/', bronze: { format: 'jsonl', maintenance: {} } },
       { name: 'b', prefix: 'b/', bronze: { format: 'jsonl', maintenance: {} } },
-      { name: 'c', prefix: 'c/', bronze: { format: 'jsonl' } },
+      { name: 'c', prefix: 'c/', bronze: { format: 'jsonl', maintenance: false } },
     ],
   });
   const handler = makeMaintenanceHandler({
     ...systemClock,
+    now,
     config,
     manifestBucket: 'm',
     tableAt: (_bucket, prefix) => {
-      const delta = deltas[prefix.split('/')[0] as string] as MemoryDelta;
-      return { delta, files: memoryTableFiles(delta) };
+      const name = prefix.split('/')[0] as string;
+      const delta = deltas[name] as MemoryDelta;
+      const record = records.get(name) ?? new Records();
+      records.set(name, record);
+      return { delta, files: memoryTableFiles(delta), records: record };
     },
     newId: () => 'x',
     log: silentLog,
@@ -53,7 +74,7 @@ function setup(deltas: Record<string, DeltaStore & Partial<MemoryDelta>>) {
       flush() {},
     },
   });
-  return { handler, counted };
+  return { handler, counted, records };
 }
 
 describe('the maintenance handler', () => {
@@ -71,6 +92,37 @@ describe('the maintenance handler', () => {
     expect(counted.get(METRIC.optimizeFilesAdded)).toBe(2);
     // Removed just now: within the retention, nothing to vacuum yet.
     expect(counted.get(METRIC.vacuumFilesDeleted)).toBe(0);
+  });
+
+  it("records what each run did where `inlet table` reads it: the last optimize's version and files, the last vacuum", async () => {
+    const a = await tableOfSmallFiles(4);
+    let clock = Date.parse('2026-12-01T00:00:00.000Z');
+    const { handler, records } = setup({ a, b: new MemoryDelta(), c: new MemoryDelta() }, () => clock);
+    await handler({ table: 'a' });
+    const first = records.get('a')?.record;
+    expect(first?.optimize).toEqual({
+      at: '2026-12-01T00:00:00.000Z',
+      version: 4,
+      commits: 1,
+      filesRemoved: 4,
+      filesAdded: 1,
+      bytesRemoved: expect.any(Number),
+      bytesAdded: expect.any(Number),
+    });
+    expect(first?.vacuum).toEqual({
+      at: '2026-12-01T00:00:00.000Z',
+      filesDeleted: 0,
+      bytesDeleted: 0,
+      retentionHours: 168,
+    });
+    // Eight days on: nothing left to optimize (the last optimize stays recorded), the four files vacuumed.
+    clock += 8 * 86_400_000;
+    await handler({ table: 'a' });
+    const second = records.get('a')?.record;
+    expect(second?.ranAt).toBe('2026-12-09T00:00:00.000Z');
+    expect(second?.optimize).toEqual(first?.optimize);
+    expect(second?.vacuum).toMatchObject({ at: '2026-12-09T00:00:00.000Z', filesDeleted: 4 });
+    expect(second?.vacuum?.bytesDeleted).toBe(first?.optimize?.bytesRemoved);
   });
 
   it('runs only the table its schedule names', async () => {
@@ -105,7 +157,7 @@ describe('the maintenance handler', () => {
           ],
         }),
         manifestBucket: 'm',
-        tableAt: () => ({ delta: a, files: memoryTableFiles(a), manifests: links }),
+        tableAt: () => ({ delta: a, files: memoryTableFiles(a), records: new Records(), manifests: links }),
         newId: () => 'x',
         log: silentLog,
         metrics: { count() {}, milliseconds() {}, flush() {} },

@@ -8,6 +8,7 @@ import { systemClock } from '../../../shared/kernel/clock.ts';
 import { type Log, silentLog } from '../../../shared/kernel/log.ts';
 import { METRIC, MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './memory.ts';
+import { MemoryCatalog } from './memory-catalog.ts';
 
 /** The body EventBridge Scheduler sends (infra/bronze.ts): the table and the firing's scheduled time. */
 const scheduled = (at: string) => sinkEvent([JSON.stringify({ table: 't', scheduledAt: at })], [`s-${at}`]);
@@ -50,6 +51,7 @@ function setup(
     log?: Log;
     onManifestRead?: () => void;
     cleaner?: LandingCleaner;
+    catalog?: MemoryCatalog;
   } = {},
 ) {
   const manifests = new Map<number, Manifest>();
@@ -80,6 +82,7 @@ function setup(
     now: options.now ?? (() => Date.parse('2026-12-30T00:00:00.000Z')),
     nudger: { nudge: async () => {} },
     metrics,
+    ...(options.catalog ? { catalog: { tables: options.catalog, database: 'db' } } : {}),
   });
   const commit = (v: number, files: Record<string, string>) => {
     for (const [key, body] of Object.entries(files)) sources.objects.set(key, body);
@@ -116,6 +119,7 @@ describe('the sink publishes what it did as metrics', () => {
       [METRIC.sinkSourcesMissing]: 0,
       [METRIC.sinkFilesLeft]: 0,
       [METRIC.sinkCleanErrors]: 0,
+      [METRIC.sinkCatalogErrors]: 0,
       [METRIC.sinkBehind]: 0,
     });
     expect(delta.files.size).toBe(2);
@@ -148,6 +152,34 @@ describe('the sink publishes what it did as metrics', () => {
     expect(total(failing.metrics, METRIC.sinkVersions)).toBe(1);
     expect(total(failing.metrics, METRIC.sinkCleanErrors)).toBe(1);
     expect(total(failing.metrics, METRIC.sinkErrors)).toBeUndefined();
+  });
+
+  it('counts a Glue catalog update that failed (the run still succeeds), and none once the next run repaired it', async () => {
+    const glue = new MemoryCatalog();
+    const { handler, metrics, commit } = setup({ catalog: glue });
+    commit(1, { 'in/a.json': '{"id":1}\n' });
+    glue.failNext = 1;
+    const first = await handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+    expect(first.batchItemFailures).toEqual([]);
+    expect(total(metrics, METRIC.sinkVersions)).toBe(1);
+    expect(total(metrics, METRIC.sinkCatalogErrors)).toBe(1);
+    expect(total(metrics, METRIC.sinkErrors)).toBeUndefined();
+    // The next run, with nothing to write, repairs the entry: no further error.
+    await handler(scheduled('2026-12-30T00:01:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+    expect(total(metrics, METRIC.sinkCatalogErrors)).toBe(1);
+    expect(glue.entry('db', 't')).toBeDefined();
+  });
+
+  it('counts a catalog name another table holds as a catalog error, every run, until it is freed', async () => {
+    const glue = new MemoryCatalog();
+    glue.put('db', { Name: 't', Parameters: { owner: 'someone' } } as never, 't');
+    const { handler, metrics, commit } = setup({ catalog: glue });
+    commit(1, { 'in/a.json': '{"id":1}\n' });
+    await handler(scheduled('2026-12-30T00:00:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+    await handler(scheduled('2026-12-30T00:01:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+    expect(total(metrics, METRIC.sinkCatalogErrors)).toBe(2);
   });
 
   it('counts and warns of each landing file a version could not read, with the reason', async () => {
