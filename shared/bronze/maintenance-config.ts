@@ -65,3 +65,10 @@ export const maintenanceSchema = z.strictObject({
 });
 
 export type MaintenanceConfig = z.infer<typeof maintenanceSchema>;
+
+/**
+ * The retention of removed files a table's config asks for: its maintenance's, else (maintenance off: another
+ * tool vacuums it) Delta's default week.
+ */
+export const configuredRetentionMs = (maintenance: MaintenanceConfig | false | undefined): number =>
+  maintenance ? maintenance.retentionHours * HOUR_MS : DEFAULT_RETENTION_MS;

@@ -3,6 +3,7 @@ import type { Clock } from '../kernel/clock.ts';
 import type { Log } from '../kernel/log.ts';
 import { METRIC, type MetricsSink } from '../kernel/metrics.ts';
 import { bronzeLocation } from './config.ts';
+import { configuredRetentionMs } from './maintenance-config.ts';
 import { type MaintenanceRecords, nextRecord } from './maintenance-record.ts';
 import { optimizeTable } from './optimize.ts';
 import type { DeltaStore, SymlinkManifests } from './ports.ts';
@@ -12,7 +13,6 @@ import { vacuumTable } from './vacuum.ts';
 
 /** Kept back from the Lambda timeout: a bin still rewriting then is abandoned (orphans), not killed mid-commit. */
 const FINISH_MARGIN_MS = 60_000;
-const HOUR_MS = 3_600_000;
 
 export interface MaintenanceDeps extends Clock {
   readonly config: PipelineConfig;
@@ -83,7 +83,7 @@ export function makeMaintenanceHandler(deps: MaintenanceDeps): MaintenanceHandle
           }
           const vacuumed = await vacuumTable(
             { now: deps.now, delta, files },
-            { table: table.name, retentionMs: maintenance.retentionHours * HOUR_MS },
+            { table: table.name, retentionMs: configuredRetentionMs(maintenance) },
           );
           m.count(METRIC.vacuumFilesDeleted, vacuumed.filesDeleted);
           m.count(METRIC.vacuumBytesDeleted, vacuumed.bytesDeleted);

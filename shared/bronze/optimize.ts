@@ -9,8 +9,9 @@ export { DEFAULT_TARGET_FILE_BYTES } from './maintenance-config.ts';
 import { LogPut } from './log-put.ts';
 import { type DataFile, ParquetSplitter } from './parquet-file.ts';
 import { parquetRecords } from './parquet-records.ts';
+import { addPathOf, dataFileKeyOf, partitionDirectory } from './partition-paths.ts';
 import type { DeltaStore } from './ports.ts';
-import { allColumns, fromDeltaSchemaString, type TableSchema } from './schema.ts';
+import { fileColumns, fromDeltaSchemaString, type TableSchema } from './schema.ts';
 import { replayFiles, replayLog } from './snapshot.ts';
 import { protocolProblems } from './table-features.ts';
 import type { TableFiles } from './table-files.ts';
@@ -54,27 +55,39 @@ export interface OptimizeResult {
 
 /**
  * Small files, oldest first (the order they were added in, then by path), packed greedily into bins of at most
- * `target` bytes; a bin of one file is not worth a rewrite. As delta-rs's `create_merge_plan` bins them.
+ * `target` bytes, each bin within one partition (a file's partition values are its rows' values: PROTOCOL.md
+ * "Add File and Remove File"); a bin of one file is not worth a rewrite. As delta-rs's `create_merge_plan`
+ * bins them, per partition.
  */
 export function planBins(adds: readonly AddAction[], target: number): AddAction[][] {
   const small = adds
-    .filter((a) => a.size < target && Object.keys(a.partitionValues).length === 0)
+    .filter((a) => a.size < target)
     .sort(
       (a, b) => a.modificationTime - b.modificationTime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
     );
-  const bins: AddAction[][] = [];
-  let bin: AddAction[] = [];
-  let bytes = 0;
+  // Partitions in the order of their oldest small file.
+  const partitions = new Map<string, AddAction[]>();
   for (const add of small) {
-    if (bin.length > 0 && bytes + add.size > target) {
-      bins.push(bin);
-      bin = [];
-      bytes = 0;
-    }
-    bin.push(add);
-    bytes += add.size;
+    const key = JSON.stringify(Object.entries(add.partitionValues).sort(([a], [b]) => (a < b ? -1 : 1)));
+    const files = partitions.get(key) ?? [];
+    files.push(add);
+    partitions.set(key, files);
   }
-  bins.push(bin);
+  const bins: AddAction[][] = [];
+  for (const files of partitions.values()) {
+    let bin: AddAction[] = [];
+    let bytes = 0;
+    for (const add of files) {
+      if (bin.length > 0 && bytes + add.size > target) {
+        bins.push(bin);
+        bin = [];
+        bytes = 0;
+      }
+      bin.push(add);
+      bytes += add.size;
+    }
+    bins.push(bin);
+  }
   return bins.filter((b) => b.length > 1);
 }
 
@@ -105,9 +118,9 @@ export async function optimizeTable(deps: OptimizeDeps, options: OptimizeOptions
     binsSkipped: 0,
   };
   if (!replay.metaData || !replay.protocol) return tally;
-  if (protocolProblems(replay.protocol).length > 0 || replay.metaData.partitionColumns.length > 0)
-    return { ...tally, stoppedBy: 'unwritable' };
+  if (protocolProblems(replay.protocol).length > 0) return { ...tally, stoppedBy: 'unwritable' };
   const schema = fromDeltaSchemaString(replay.metaData.schemaString);
+  const { partitionColumns } = replay.metaData;
   const live: AddAction[] = [];
   for await (const action of replayFiles(deps.delta, replay)) if ('add' in action) live.push(action.add);
   const seen: Seen = { version: replay.version, touched: new Set() };
@@ -115,7 +128,7 @@ export async function optimizeTable(deps: OptimizeDeps, options: OptimizeOptions
     if (deps.now() >= options.finishBy) return { ...tally, stoppedBy: 'time' };
     let written: DataFile[];
     try {
-      written = await rewrite(deps, schema, bin, options);
+      written = await rewrite(deps, { schema, partitionColumns }, bin, options);
     } catch (error) {
       if (!(error instanceof BinSkipped)) throw error;
       tally.binsSkipped += 1;
@@ -139,25 +152,34 @@ export async function optimizeTable(deps: OptimizeDeps, options: OptimizeOptions
   return tally;
 }
 
-/** The bin's rows, in order, into new files of about the target size, uploaded (O3). */
+/**
+ * The bin's rows, in order, into new files of about the target size, uploaded (O3). A partitioned table's
+ * files hold every column but the partition columns (their values are the add's `partitionValues`, kept),
+ * under the partition's Hive-style directory, as the sink writes them.
+ */
 async function rewrite(
   deps: OptimizeDeps,
-  schema: TableSchema,
+  table: { readonly schema: TableSchema; readonly partitionColumns: readonly string[] },
   bin: readonly AddAction[],
   options: OptimizeOptions,
 ): Promise<DataFile[]> {
   const attempt = deps.newId();
-  const columns = allColumns(schema);
+  const columns = fileColumns(table.schema, table.partitionColumns);
   const types = new Map(columns.map((c) => [c.name, typeText(c.type)]));
+  const values = table.partitionColumns.map((c) => [c, bin[0]?.partitionValues[c] ?? null] as const);
+  const directory = partitionDirectory(values);
   const written: DataFile[] = [];
   const splitter = new ParquetSplitter({
-    schema,
+    schema: table.schema,
+    columns,
     manifestVersion: 0,
     attempt,
     // Bigger than the target: the splitter closes a file once it has passed this, checked per row group.
     maxFileBytes: options.targetFileBytes,
     rowGroupRows: options.rowGroupRows,
-    pathOf: (index) => `part-optimize-${attempt}-${String(index).padStart(5, '0')}.snappy.parquet`,
+    ...(values.length > 0 ? { partition: { directory, values: Object.fromEntries(values) } } : {}),
+    pathOf: (index) =>
+      `${directory}part-optimize-${attempt}-${String(index).padStart(5, '0')}.snappy.parquet`,
     onFile: async (file) => {
       await deps.delta.putDataFile(file.path, file.bytes);
       written.push(file);
@@ -165,7 +187,7 @@ async function rewrite(
   });
   for (const add of bin) {
     if (deps.now() >= options.finishBy) throw new BinSkipped('out of time');
-    const records = parquetRecords(await deps.files.open(add.path));
+    const records = parquetRecords(await deps.files.open(dataFileKeyOf(add.path)));
     for await (const record of records) {
       if (record.kind === 'corrupt') throw new BinSkipped(`${add.path}: ${record.reason}`);
       if (record.kind === 'columns') {
@@ -218,8 +240,9 @@ export function optimizeCommit(
   for (const file of written)
     actions.push({
       add: {
-        path: file.path,
-        partitionValues: {},
+        // The key as a URI (PROTOCOL.md "Add File": a partition directory's escapes are escaped again).
+        path: addPathOf(file.path),
+        partitionValues: { ...file.partitionValues },
         size: file.bytes.byteLength,
         modificationTime: now,
         dataChange: false,

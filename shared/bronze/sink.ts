@@ -9,6 +9,7 @@ import { type BronzeConfig, bronzeLocation, partitionColumnsOf } from './config.
 import { commitAtNextVersion } from './delta-commit.ts';
 import { comparePositions } from './delta-log.ts';
 import { SinkTableMismatchError } from './errors.ts';
+import { configuredRetentionMs } from './maintenance-config.ts';
 import type {
   DeltaStore,
   FileClaims,
@@ -311,7 +312,11 @@ export class SinkTable {
       checkpointDue(head.version, head.lastCheckpoint, config.checkpointInterval) &&
       this.deps.now() < time.deadline
     ) {
-      const checkpoint = await writeCheckpoint(at.delta, head.version, this.deps.checkpointRows, table);
+      // Tombstones expire by vacuum's retention (the table's maintenance, else Delta's default week).
+      const checkpoint = await writeCheckpoint(at.delta, head.version, this.deps.checkpointRows, table, {
+        now: this.deps.now(),
+        retentionMs: configuredRetentionMs(config.maintenance),
+      });
       head.lastCheckpoint = head.version;
       this.deps.log.info('bronze checkpoint written', { table, ...checkpoint, location: at.location });
     }

@@ -21,6 +21,7 @@ import type {
 import { InvalidDeltaLogError } from './errors.ts';
 import { applyAction, applyCommit, emptyLogState, type LogState } from './log-state.ts';
 import type { DeltaStore } from './ports.ts';
+import { effectiveRetentionMs } from './retention.ts';
 
 /**
  * A Delta table's log replayed the way a reader does it (PROTOCOL.md "Last Checkpoint File"): the checkpoint
@@ -239,19 +240,28 @@ export async function loadSnapshot(
 export const checkpointDue = (version: number, lastCheckpoint: number, interval: number) =>
   version > 0 && Math.floor(version / interval) > Math.floor(Math.max(lastCheckpoint, 0) / interval);
 
+/** When a checkpoint is written (`now`, epoch ms) and the configured retention of removed files. */
+export interface TombstoneExpiry {
+  readonly now: number;
+  /** The table's own `delta.deletedFileRetentionDuration` wins when longer. */
+  readonly retentionMs: number;
+}
+
 /**
  * Writes the checkpoint of `deltaVersion` (already committed) and points `_last_checkpoint` at it, in
  * bounded memory: the previous checkpoint is streamed into the new one a row group at a time (minus what
  * the commits since changed), the commits' own files follow. Both files are overwrites of the same content,
  * so a crash before, between or after them is repaired by doing the same again (PROTOCOL.md "Classic
  * checkpoint": racing writers of one checkpoint write the same information). `_last_checkpoint` never moves
- * back: an older replay leaves a newer pointer alone.
+ * back: an older replay leaves a newer pointer alone. With `tombstones`, the tombstones expired by then are
+ * left out (without, every one is kept).
  */
 export async function writeCheckpoint(
   delta: DeltaStore,
   deltaVersion: number,
   rowGroupRows?: number,
   table?: string,
+  tombstones?: TombstoneExpiry,
 ): Promise<LastCheckpoint> {
   const replay = await replayLog(delta, { upTo: deltaVersion, table });
   if (replay.version !== deltaVersion)
@@ -270,7 +280,16 @@ export async function writeCheckpoint(
     if (replay.metaData) await writer.write({ metaData: replay.metaData });
     for (const txn of [...replay.txns.values()].sort((a, b) => a.appId.localeCompare(b.appId)))
       await writer.write({ txn });
-    for await (const action of replayFiles(delta, replay)) await writer.write(action);
+    // PROTOCOL.md "Checkpoints": the files "recently removed and not yet expired"; a tombstone expires once
+    // the retention has passed since its `deletionTimestamp` ("Add File and Remove File"). Without a time
+    // it could be from any moment: kept.
+    const expiredBefore =
+      tombstones && tombstones.now - effectiveRetentionMs(tombstones.retentionMs, replay.metaData);
+    for await (const action of replayFiles(delta, replay)) {
+      const at = 'remove' in action ? action.remove.deletionTimestamp : undefined;
+      if (expiredBefore !== undefined && typeof at === 'number' && at < expiredBefore) continue;
+      await writer.write(action);
+    }
     written = await writer.finish();
     await out.close();
   } catch (error) {

@@ -1,6 +1,9 @@
 import type { Clock } from '../kernel/clock.ts';
-import type { MetaDataAction } from './delta-actions.ts';
 import { dataFileKeyOf } from './partition-paths.ts';
+import { effectiveRetentionMs } from './retention.ts';
+
+export { tableRetentionMs } from './retention.ts';
+
 import type { DeltaStore } from './ports.ts';
 import { replayFiles, replayLog } from './snapshot.ts';
 import { readerProblems } from './table-features.ts';
@@ -9,7 +12,6 @@ export { DEFAULT_RETENTION_MS, MIN_RETENTION_MS } from './maintenance-config.ts'
 
 import type { TableFiles } from './table-files.ts';
 
-const HOUR_MS = 3_600_000;
 /** Keys per DeleteObjects call (S3's limit). */
 const DELETE_BATCH = 1000;
 
@@ -34,25 +36,6 @@ export interface VacuumResult {
   readonly retentionMs: number;
 }
 
-const UNITS: Record<string, number> = {
-  millisecond: 1,
-  second: 1_000,
-  minute: 60_000,
-  hour: HOUR_MS,
-  day: 24 * HOUR_MS,
-  week: 7 * 24 * HOUR_MS,
-};
-
-/** `delta.deletedFileRetentionDuration` as Spark writes it (`interval 7 days`), in ms; undefined if absent or unreadable. */
-export function tableRetentionMs(metaData: MetaDataAction | undefined): number | undefined {
-  const text = metaData?.configuration?.['delta.deletedFileRetentionDuration'];
-  const m = text
-    ? /^\s*(?:interval\s+)?(\d+)\s*(millisecond|second|minute|hour|day|week)s?\s*$/i.exec(text)
-    : null;
-  if (!m) return undefined;
-  return Number(m[1]) * (UNITS[(m[2] as string).toLowerCase()] as number);
-}
-
 /** Hidden names Delta's VACUUM never touches (`_delta_log/`, `.x`, `_x`), partition directories (`col=v`) aside. */
 export function isHidden(path: string): boolean {
   return path
@@ -71,7 +54,7 @@ export async function vacuumTable(
   options: VacuumOptions,
 ): Promise<VacuumResult> {
   const replay = await replayLog(deps.delta, { table: options.table });
-  const retentionMs = Math.max(options.retentionMs, tableRetentionMs(replay.metaData) ?? 0);
+  const retentionMs = effectiveRetentionMs(options.retentionMs, replay.metaData);
   const result = { filesDeleted: 0, bytesDeleted: 0, filesKept: 0, retentionMs };
   // No table, or one this code cannot read right (deletion vectors name files too): touch nothing.
   if (replay.version < 0 || !replay.protocol || readerProblems(replay.protocol).length > 0) return result;

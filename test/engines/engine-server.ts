@@ -129,9 +129,9 @@ export class EngineServer {
     return this.request(what, { op: 'read', engine, uri, version: version ?? null });
   }
 
-  /** `DESCRIBE HISTORY` (Spark) or `DeltaTable.history()` (delta-rs), newest first. */
-  history(engine: Engine, uri: string): Promise<HistoryEntry[]> {
-    return this.request(`${engine} history of ${uri}`, { op: 'history', engine, uri });
+  /** `DESCRIBE HISTORY` (Spark) or `DeltaTable.history()` (delta-rs), newest first; the newest `limit` if given. */
+  history(engine: Engine, uri: string, limit?: number): Promise<HistoryEntry[]> {
+    return this.request(`${engine} history of ${uri}`, { op: 'history', engine, uri, limit: limit ?? null });
   }
 
   /** The latest `txn` version of `appId`, as delta-rs reads it (what an idempotent writer resumes from). */
@@ -155,6 +155,11 @@ export class EngineServer {
   /** Spark's `GENERATE symlink_format_manifest FOR TABLE`: Delta's own manifests, written over the table's. */
   generateSymlinkManifest(uri: string): Promise<null> {
     return this.request(`spark GENERATE symlink_format_manifest of ${uri}`, { op: 'symlink', uri });
+  }
+
+  /** Live files at the latest version: Spark's `DESCRIBE DETAIL` `numFiles`, delta-rs's `get_add_actions()` count. */
+  liveFiles(engine: Engine, uri: string): Promise<number> {
+    return this.request(`${engine} live files of ${uri}`, { op: 'files', engine, uri });
   }
 
   /** delta-rs's `get_add_actions(flatten=True)`: each file's stats as delta-rs parses them, values as text. */

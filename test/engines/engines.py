@@ -157,7 +157,7 @@ def delta_rs_read(uri, version):
     return out
 
 
-def delta_rs_history(uri):
+def delta_rs_history(uri, limit=None):
     return [
         {
             "version": h.get("version"),
@@ -166,7 +166,7 @@ def delta_rs_history(uri):
             "numOutputRows": (h.get("operationMetrics") or {}).get("numOutputRows"),
             "engineInfo": h.get("engineInfo"),
         }
-        for h in DeltaTable(uri, storage_options=DELTA_RS_OPTIONS).history()
+        for h in DeltaTable(uri, storage_options=DELTA_RS_OPTIONS).history(limit)
     ]
 
 
@@ -185,6 +185,11 @@ def delta_rs_stats(uri):
         {k: (None if v is None else v.isoformat() if hasattr(v, "isoformat") else str(v)) for k, v in a.items()}
         for a in actions
     ]
+
+
+def delta_rs_files(uri):
+    """The latest version's live files, as delta-rs's own API lists its add actions."""
+    return pa.table(DeltaTable(uri, storage_options=DELTA_RS_OPTIONS).get_add_actions()).num_rows
 
 
 # ---- Spark + Delta Lake
@@ -289,8 +294,14 @@ def spark_skipping(uri, predicate):
     return {"files": files, "of": len(total), "rows": rows}
 
 
-def spark_history(uri):
-    rows = spark().sql(f"DESCRIBE HISTORY delta.`{s3a(uri)}`").collect()
+def spark_files(uri):
+    """The latest version's live files, as Delta Lake counts them: `DESCRIBE DETAIL`'s `numFiles`."""
+    return spark().sql(f"DESCRIBE DETAIL delta.`{s3a(uri)}`").collect()[0]["numFiles"]
+
+
+def spark_history(uri, limit=None):
+    # With a LIMIT, Delta reads only the newest commits (a long log's whole history is one GET a commit).
+    rows = spark().sql(f"DESCRIBE HISTORY delta.`{s3a(uri)}`" + (f" LIMIT {int(limit)}" if limit else "")).collect()
     return [
         {
             "version": r["version"],
@@ -354,7 +365,7 @@ def dispatch(request):
     if op == "read":
         return (spark_read if engine == "spark" else delta_rs_read)(uri, request.get("version"))
     if op == "history":
-        return (spark_history if engine == "spark" else delta_rs_history)(uri)
+        return (spark_history if engine == "spark" else delta_rs_history)(uri, request.get("limit"))
     if op == "txn":
         return DeltaTable(uri, storage_options=DELTA_RS_OPTIONS).transaction_version(request["appId"])
     if op == "skipping":
@@ -363,6 +374,8 @@ def dispatch(request):
         return delta_rs_stats(uri)
     if op == "symlink":
         return spark_generate_manifest(uri)
+    if op == "files":
+        return (spark_files if engine == "spark" else delta_rs_files)(uri)
     if op == "stream":
         return spark_stream(uri, request["checkpoint"], request.get("startingVersion"))
     raise ValueError(f"unknown op {op}")

@@ -23,6 +23,7 @@ import {
   type SchemaField,
   type TableRead,
 } from './engine-server.ts';
+import { describeOptimizedTables } from './optimized-tables.ts';
 import { bronzeOf, expectedRows, type LogEntry, rowsOf, type Shape } from './shape.ts';
 import { SHAPES } from './shapes.ts';
 import { copyWithoutLogBefore, type WrittenTable, writeShape } from './write-table.ts';
@@ -258,6 +259,9 @@ describe.each(SHAPES.map((shape) => [shape.name, shape] as const))('%s', (name, 
       expect(ours).toEqual(await table.symlinkManifests());
     });
 });
+
+// Tables of many small versions, optimized and vacuumed by Inlet, then read (optimized-tables.ts).
+describeOptimizedTables(() => ({ server, clients }));
 
 /** Each of the shape's filtered reads by every engine on `uri`: the files it scanned and the rows it returned. */
 async function skippingLines(shape: Shape, uri: string, label: string): Promise<string[]> {

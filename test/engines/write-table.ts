@@ -212,7 +212,8 @@ async function sinkEntry(
   return { kind: 'sink', index: inlet.manifestVersion - 1, files };
 }
 
-async function listKeys(clients: AwsClients, bucket: string, prefix: string): Promise<string[]> {
+/** Every key under `prefix` in `bucket`. */
+export async function listKeys(clients: AwsClients, bucket: string, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   let token: string | undefined;
   do {

@@ -1,6 +1,7 @@
-// A bronze table of 1,000 versions of small files, optimized and vacuumed by Inlet, read back by delta-rs
-// (the venv's `deltalake`) from a local directory: the latest version is a few large files with the same
-// rows, time travel within the retention reads, and vacuum removed the files only versions before it named.
+// A bronze table of 1,000 versions of small files (the real sink's, in memory), optimized and vacuumed by
+// Inlet, read back by delta-rs (the venv's `deltalake`) from a local directory: the latest version is one
+// large file with the same rows, time travel within the retention reads, and vacuum removed the files only
+// versions before it named. `npm run test:engines` reads the same from S3 with Spark too (optimized-tables.ts).
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,13 +9,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { venvPython } from '../../local/paths.ts';
-import { bronzeConfigSchema } from '../../shared/bronze/config.ts';
 import { logKey } from '../../shared/bronze/delta-log.ts';
 import { optimizeTable } from '../../shared/bronze/optimize.ts';
-import type { TableSchema } from '../../shared/bronze/schema.ts';
 import { vacuumTable } from '../../shared/bronze/vacuum.ts';
 import { systemClock } from '../../shared/kernel/clock.ts';
-import { MemoryDelta, MemorySources, manifestOf, writeVersion } from '../unit/bronze/memory.ts';
+import { SMALL_FILES_TABLE, sinkSmallFiles } from '../support/small-files-table.ts';
+import type { MemoryDelta } from '../unit/bronze/memory.ts';
 import { memoryTableFiles } from '../unit/bronze/table-files.ts';
 
 const run = promisify(execFile);
@@ -28,6 +28,7 @@ function exportTable(delta: MemoryDelta, dir: string): void {
   mkdirSync(join(dir, '_delta_log'), { recursive: true });
   for (const [path, bytes] of delta.files) writeFileSync(join(dir, path), bytes);
   for (const [version, body] of delta.commits) writeFileSync(join(dir, logKey(version)), body);
+  for (const [name, bytes] of delta.logFiles) writeFileSync(join(dir, '_delta_log', name), bytes);
 }
 
 interface Read {
@@ -48,18 +49,11 @@ async function readWithDeltaRs(dir: string, versions: number[]): Promise<Read> {
 
 describe('an optimized and vacuumed bronze table, read by delta-rs', () => {
   it('reads 1,000 small versions as one large file with the same rows; time travel within the retention still works', async () => {
-    const sources = new MemorySources();
-    const delta = new MemoryDelta();
-    const config = bronzeConfigSchema.parse({ format: 'jsonl' });
-    let schema: TableSchema | undefined;
-    for (let v = 1; v <= VERSIONS; v++) {
-      sources.objects.set(`f${v}.jsonl`, `{"id":${v},"name":"n${v}"}\n{"id":${v + 0.5}}\n`);
-      const written = await writeVersion(
-        { sources, delta },
-        { table: 't', location: 's3://b/p', config, manifest: manifestOf('t', v, [`f${v}.jsonl`]), schema },
-      );
-      schema = written.schema;
-    }
+    const delta = await sinkSmallFiles({
+      versions: VERSIONS,
+      body: (v) => `{"id":${v},"name":"n${v}"}\n{"id":${v + 0.5}}\n`,
+      bronze: { format: 'jsonl' },
+    });
     const dir = mkdtempSync(join(tmpdir(), 'inlet-optimize-'));
     const table = join(dir, 'table');
     try {
@@ -73,12 +67,12 @@ describe('an optimized and vacuumed bronze table, read by delta-rs', () => {
       const files = memoryTableFiles(delta, (p) => uploaded.get(p) ?? t0);
       const optimized = await optimizeTable(
         { ...systemClock, delta, files, newId: () => 'opt' },
-        { table: 't', targetFileBytes: 100 * 1024 * 1024, finishBy: Number.POSITIVE_INFINITY },
+        { table: SMALL_FILES_TABLE, targetFileBytes: 100 * 1024 * 1024, finishBy: Number.POSITIVE_INFINITY },
       );
       expect(optimized).toMatchObject({ commits: 1, filesRemoved: VERSIONS, filesAdded: 1 });
       const vacuumedEarly = await vacuumTable(
         { now: () => t0 + DAY, delta, files },
-        { table: 't', retentionMs: 7 * DAY },
+        { table: SMALL_FILES_TABLE, retentionMs: 7 * DAY },
       );
       expect(vacuumedEarly.filesDeleted).toBe(0);
       exportTable(delta, table);
@@ -94,7 +88,7 @@ describe('an optimized and vacuumed bronze table, read by delta-rs', () => {
       // Eight days later: vacuum deletes the 1,000 small files; the optimized version and the latest read.
       const vacuumed = await vacuumTable(
         { now: () => t0 + 8 * DAY, delta, files },
-        { table: 't', retentionMs: 7 * DAY },
+        { table: SMALL_FILES_TABLE, retentionMs: 7 * DAY },
       );
       expect(vacuumed.filesDeleted).toBe(VERSIONS);
       exportTable(delta, table);

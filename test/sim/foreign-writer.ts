@@ -40,7 +40,9 @@ export async function foreignCommit(
     const old = world.foreignRng.pick(adds);
     const key = `${prefix}/${old.path}`;
     const bytes = await world.aws.send(worker, 's3', `get ${key}`, () => world.bucket.get(key));
-    const path = `part-foreign-${worker.name}-${round}-${old.path}`;
+    // In the file's own partition directory, as a compaction keeps it.
+    const slash = old.path.lastIndexOf('/') + 1;
+    const path = `${old.path.slice(0, slash)}part-foreign-${worker.name}-${round}-${old.path.slice(slash)}`;
     await delta.putDataFile(path, fromBody(bytes));
     body += `${line({ remove: { path: old.path, deletionTimestamp: world.scheduler.now, dataChange: false } })}\n`;
     body += `${line({ add: { ...old, path, dataChange: false } })}\n`;

@@ -76,6 +76,22 @@ export const CONFIG: PipelineConfig = parsePipelineConfig({
 });
 
 /**
+ * The optimize scenario's odd seeds: the same, with `orders` partitioned by `n` (0-3, or null where it was
+ * rescued), so optimize bins within each partition beside a sink writing one file per partition a version.
+ */
+export const PARTITIONED_CONFIG: PipelineConfig = parsePipelineConfig({
+  ...CONFIG,
+  tables: [
+    {
+      name: 'orders',
+      prefix: 'orders/',
+      bronze: { format: 'json', checkpointInterval: 3, schemaHints: { n: 'long' }, partitionBy: ['n'] },
+    },
+    { name: 'everything', prefix: '' },
+  ],
+});
+
+/**
  * The cleanSource scenario (`--scenario clean`): two bronze tables over one prefix, both moving their
  * landing files to an archive once their versions are in the Delta table (retention 0, so within a seed);
  * each file is removed only once the other table holds it too, and only if the key still holds the write
@@ -225,7 +241,12 @@ export class World {
     readonly plumbing: Plumbing = {},
     readonly scenario: Scenario = 'plain',
   ) {
-    this.config = scenario === 'clean' ? CLEAN_CONFIG : CONFIG;
+    this.config =
+      scenario === 'clean'
+        ? CLEAN_CONFIG
+        : scenario === 'optimize' && seed % 2 === 1
+          ? PARTITIONED_CONFIG
+          : CONFIG;
     this.rng = new Rng(seed);
     this.scheduler = new Scheduler(this.rng);
     // Some seeds have a slow ledger: calls that take seconds widen every race window.

@@ -110,20 +110,24 @@ describe('deterministic simulation', () => {
   });
 
   // A seed of this scenario takes about 2 s alone and up to ten times that on a loaded 2-core machine.
-  it('holds with two optimizes and a vacuum beside the sink, seeds 1-3, and they compact', {
+  it('holds with two optimizes and a vacuum beside the sink, seeds 1-3 (odd seeds partitioned), and they compact', {
     timeout: VARIANT_TIMEOUT_MS,
   }, async ({ signal }) => {
     let optimizeCommits = 0;
+    let partitionedCommits = 0;
     for (let seed = 1; seed <= 3; seed++) {
       const result = await simulate({ seed, scenario: 'optimize', signal });
       expect(result.violations, `npm run test:sim -- --seeds 1 --seed ${seed} --scenario optimize`).toEqual(
         [],
       );
       for (const [key, body] of result.world.bucket.objects)
-        if (key.includes('_delta_log/') && body.includes('"engineInfo":"inlet-bronze-optimize"'))
+        if (key.includes('_delta_log/') && body.includes('"engineInfo":"inlet-bronze-optimize"')) {
           optimizeCommits += 1;
+          if (body.includes('"partitionValues":{"n":')) partitionedCommits += 1;
+        }
     }
     expect(optimizeCommits).toBeGreaterThan(0);
+    expect(partitionedCommits).toBeGreaterThan(0);
   });
 
   it("stops when its test's signal aborts", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bronzeLocation } from '../../../shared/bronze/config.ts';
+import { configuredRetentionMs } from '../../../shared/bronze/maintenance-config.ts';
 import { parsePipelineConfig } from '../../../shared/config/pipeline-config.ts';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
 
@@ -36,6 +37,12 @@ describe('bronze table config', () => {
       { everyHours: 24, targetFileBytes: 104_857_600, retentionHours: 168 },
       false,
       { everyHours: 1, targetFileBytes: 104_857_600, retentionHours: 168 },
+    ]);
+    // Checkpoints keep tombstones for the retention: with maintenance off (another tool vacuums), Delta's week.
+    expect(config.tables.map((t) => configuredRetentionMs(t.bronze?.maintenance))).toEqual([
+      168 * 3_600_000,
+      168 * 3_600_000,
+      168 * 3_600_000,
     ]);
     expect(() =>
       parsePipelineConfig({ tables: [{ name: 'o', bronze: { format: 'jsonl', maintenance: true } }] }),
