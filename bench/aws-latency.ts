@@ -12,11 +12,23 @@ import { groupCommit } from './group-commit.ts';
 import { HISTORY, type HistoryFixture, naivePickup } from './incremental.ts';
 import { peers } from './peers.ts';
 import { sink } from './sink.ts';
-import { type BenchContext, type Benchmark, log, putObjects, SIZES, seconds } from './support.ts';
+import {
+  type BenchContext,
+  type Benchmark,
+  drain,
+  log,
+  pipeline,
+  putObjects,
+  SIZES,
+  seconds,
+  sendEvents,
+} from './support.ts';
 
 /**
  * The naive list-scan-diff job once more on the incremental benchmark's bucket, for the same number of new
- * files: its requests do not change with latency, its time does (one LIST page after the other).
+ * files: its requests do not change with latency, its time does (one LIST page after the other). Then Inlet
+ * picks up the same new files from their events, as in the incremental benchmark, so the two compare in
+ * this mode too.
  */
 async function naive(ctx: BenchContext) {
   const fixture = ctx.fixtures.get(HISTORY) as HistoryFixture | undefined;
@@ -28,11 +40,22 @@ async function naive(ctx: BenchContext) {
   try {
     const run = await naivePickup(clients, fixture.bucket, fixture.control);
     if (run.found !== SIZES.fresh) throw new Error(`naive found ${run.found} new files, not ${SIZES.fresh}`);
+    log(`aws latency: inlet on the same ${SIZES.fresh} new files, from their events`);
+    const h = await pipeline(clients, 'hist', true);
+    await sendEvents(ctx.observer, h.resources.ingestQueue.url, fixture.bucket, fresh);
+    h.counter.reset();
+    const started = Date.now();
+    await drain(h, ctx.observer, { lambdaInvokeMs: ctx.hops?.lambdaInvokeMs ?? 0 });
+    const inletMs = Date.now() - started;
     return {
       new: SIZES.fresh,
       existing: fixture.objects,
       naiveSeconds: seconds(run.ms),
       naiveRequests: run.requests,
+      naiveWriteUnits: run.writeUnits,
+      inletSeconds: seconds(inletMs),
+      // Plus the one SQS request per file S3 makes sending the event.
+      inletRequests: h.counter.total('') + SIZES.fresh,
     };
   } finally {
     destroyClients(clients);
