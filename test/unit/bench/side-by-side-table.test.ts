@@ -67,7 +67,13 @@ const results = SideBySideResults.parse({
     serialObjectsPerSecond: 1_000,
     inventoryObjectsPerSecond: 4_000,
   },
-  groupCommit: { batches: 1_000, filesPerSecond: 300, ungroupedFilesPerSecond: 100, versions: 11 },
+  groupCommit: {
+    batches: 1_000,
+    ungroupedBatches: 100,
+    filesPerSecond: 300,
+    ungroupedFilesPerSecond: 100,
+    versions: 11,
+  },
   cost: { bronze: { usdPerMillionFiles: 0.54 } },
   awsLatency: {
     peers: peers(50, 10, false),
@@ -136,7 +142,10 @@ describe('bothModesTable: backfill partitions, group commit and the sink in both
     const backfill = cellsOf(table, 'backfill of 102,000 objects');
     expect(backfill[0]).toBe('1,000 / 500 / 4,000 objects/s (parallel 0.50x serial)');
     expect(backfill[1]).toBe('800 / 2,000 / 3,000 objects/s (parallel 2.50x serial)');
-    const group = cellsOf(table, 'group commit, 1,000 sealed batches');
+    expect(table).toContain(
+      '| group commit, sealed batches of 10 files: 1,000 grouped / 100 one version per batch |',
+    );
+    const group = cellsOf(table, 'group commit');
     expect(group[0]).toContain('**3.00x**');
     expect(group[1]).toContain('**8.00x**');
   });
