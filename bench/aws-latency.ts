@@ -9,20 +9,10 @@ import { startLatencyProxy } from '../local/latency-proxy.ts';
 import { emulatorTarget } from '../shared/kernel/aws/target.ts';
 import { backfill } from './backfill.ts';
 import { groupCommit } from './group-commit.ts';
-import { HISTORY, type HistoryFixture, naivePickup } from './incremental.ts';
+import { HISTORY, type HistoryFixture, inletPickup, naivePickup } from './incremental.ts';
 import { peers } from './peers.ts';
 import { sink } from './sink.ts';
-import {
-  type BenchContext,
-  type Benchmark,
-  drain,
-  log,
-  pipeline,
-  putObjects,
-  SIZES,
-  seconds,
-  sendEvents,
-} from './support.ts';
+import { type BenchContext, type Benchmark, log, pipeline, putObjects, SIZES, seconds } from './support.ts';
 
 /**
  * The naive list-scan-diff job once more on the incremental benchmark's bucket, for the same number of new
@@ -42,20 +32,14 @@ async function naive(ctx: BenchContext) {
     if (run.found !== SIZES.fresh) throw new Error(`naive found ${run.found} new files, not ${SIZES.fresh}`);
     log(`aws latency: inlet on the same ${SIZES.fresh} new files, from their events`);
     const h = await pipeline(clients, 'hist', true);
-    await sendEvents(ctx.observer, h.resources.ingestQueue.url, fixture.bucket, fresh);
-    h.counter.reset();
-    const started = Date.now();
-    await drain(h, ctx.observer, { lambdaInvokeMs: ctx.hops?.lambdaInvokeMs ?? 0 });
-    const inletMs = Date.now() - started;
+    const inlet = await inletPickup(h, ctx.observer, fixture.bucket, fresh, ctx.hops?.lambdaInvokeMs);
     return {
       new: SIZES.fresh,
       existing: fixture.objects,
       naiveSeconds: seconds(run.ms),
       naiveRequests: run.requests,
       naiveWriteUnits: run.writeUnits,
-      inletSeconds: seconds(inletMs),
-      // Plus the one SQS request per file S3 makes sending the event.
-      inletRequests: h.counter.total('') + SIZES.fresh,
+      ...inlet,
     };
   } finally {
     destroyClients(clients);
