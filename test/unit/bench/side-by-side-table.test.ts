@@ -154,8 +154,20 @@ describe('bothModesTable: backfill partitions, group commit and the sink in both
 describe('provenance and replaceBlock', () => {
   it('names the command, the date, the length and the load of the run', () => {
     expect(provenance(results)).toContain('`npm run bench`');
-    expect(provenance(results)).toContain('2026-12-02T08:00:00.000Z, 2,100 s of benchmarks');
+    expect(provenance(results)).toContain('started 2026-12-02T08:00:00.000Z, 2,100 s of benchmarks');
     expect(provenance(results)).toContain('4.5 median (2.0-9.0) on 2 cores');
+  });
+
+  it("says a run's partial results are of a run not finished, and which benchmarks it had done", () => {
+    const partial = SideBySideResults.parse({
+      mode: 'full',
+      measuredAt: '2026-12-02T08:00:00.000Z',
+      benchmarkSeconds: { cost: 350, latency: 64 },
+    });
+    expect(provenance(partial)).toContain('`bench/results.partial.json`');
+    expect(provenance(partial)).toContain(
+      'not finished when generated: cost, latency done, 414 s of benchmarks',
+    );
   });
 
   it('replaces only what lies between the block markers', () => {
