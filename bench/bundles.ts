@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { LAMBDA_ALIASES, LAMBDA_ESBUILD } from '../infra/lambda-esbuild.ts';
 import { projectRoot } from '../local/paths.ts';
 import type { FunctionName } from '../shared/config/function-env.ts';
 import { functionEnv } from '../test/support/function-env.ts';
@@ -15,7 +16,7 @@ export interface BundleFigures {
   readonly bytes: number;
   /** Bytes of our own code in the bundle (everything outside node_modules). */
   readonly ownBytes: number;
-  /** Median of cold imports in fresh processes (7; 3 with `--quick`). */
+  /** Median of cold imports in fresh processes (9; 5 with `--quick`). */
   readonly initMs: number;
   readonly sdkBaselineInitMs: number;
   /** initMs / sdkBaselineInitMs; the goal is at most 1.2. */
@@ -26,6 +27,16 @@ export interface BundleFigures {
   readonly cpuRatio: number;
   /** The SDK clients the baseline constructs: what the function talks to. */
   readonly clients: readonly string[];
+  /** The baseline's size: the same clients with the SDK's defaults, bundled without the functions' aliases. */
+  readonly sdkBaselineBytes: number;
+  /**
+   * The same clients bundled as the functions are (infra/lambda-esbuild.ts: the SDK's credential chain cut
+   * to what Lambda uses), imported in the same turns: the floor of a hand-written function trimmed alike.
+   */
+  readonly trimmedSdkBaselineBytes: number;
+  readonly trimmedSdkBaselineInitCpuMs: number;
+  /** initCpuMs / trimmedSdkBaselineInitCpuMs. */
+  readonly trimmedCpuRatio: number;
 }
 
 const CLIENTS = {
@@ -33,6 +44,7 @@ const CLIENTS = {
   S3Client: '@aws-sdk/client-s3',
   SQSClient: '@aws-sdk/client-sqs',
   EventBridgeClient: '@aws-sdk/client-eventbridge',
+  GlueClient: '@aws-sdk/client-glue',
 } as const;
 type ClientName = keyof typeof CLIENTS;
 
@@ -45,23 +57,27 @@ const FUNCTIONS: Record<FunctionName, readonly ClientName[]> = {
   committer: ['DynamoDBClient', 'S3Client', 'EventBridgeClient'],
   sweeper: ['DynamoDBClient', 'SQSClient'],
   backfill: ['DynamoDBClient', 'S3Client', 'SQSClient'],
-  sink: ['DynamoDBClient', 'S3Client', 'SQSClient'],
+  // Glue: each bronze table is catalogued by default (docs/bronze.md "Catalog").
+  sink: ['DynamoDBClient', 'S3Client', 'SQSClient', 'GlueClient'],
   maintenance: ['S3Client'],
 };
 
+/** The functions' own esbuild settings (infra/lambda-esbuild.ts), the aliases at their absolute paths. */
 const OPTIONS = {
+  ...LAMBDA_ESBUILD,
+  mainFields: [...LAMBDA_ESBUILD.mainFields],
+  banner: { js: LAMBDA_ESBUILD.banner },
   bundle: true,
   platform: 'node' as const,
-  format: 'esm' as const,
-  target: 'node22',
-  minify: true,
-  mainFields: ['module', 'main'],
   metafile: true,
-  banner: {
-    js: "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
-  },
   logLevel: 'silent' as const,
   nodePaths: [join(projectRoot, 'node_modules')],
+};
+const FUNCTION_OPTIONS = {
+  ...OPTIONS,
+  alias: Object.fromEntries(
+    Object.entries(LAMBDA_ALIASES).map(([name, path]) => [name, join(projectRoot, path)]),
+  ),
 };
 
 /**
@@ -98,40 +114,34 @@ const median = (values: number[]) => {
 };
 
 /**
- * The bundle and its baseline imported in turns, so a change of load on a shared machine hits both alike;
- * CPU time is kept too, as it hardly moves with load while wall time does.
+ * The bundle and its baselines imported in turns, so a change of load on a shared machine hits all alike;
+ * CPU time is kept too, as it hardly moves with load while wall time does. One median of each per file.
  */
-function initTimes(file: string, baseline: string, runs: number, env: NodeJS.ProcessEnv) {
-  const ours: { wall: number; cpu: number }[] = [];
-  const floor: { wall: number; cpu: number }[] = [];
-  for (let i = 0; i < runs; i++) {
-    ours.push(importOnce(file, env));
-    floor.push(importOnce(baseline, env));
-  }
-  return {
-    initMs: median(ours.map((t) => t.wall)),
-    sdkBaselineInitMs: median(floor.map((t) => t.wall)),
-    initCpuMs: median(ours.map((t) => t.cpu)),
-    sdkBaselineInitCpuMs: median(floor.map((t) => t.cpu)),
-  };
+function initTimes(files: readonly string[], runs: number, env: NodeJS.ProcessEnv) {
+  const times = files.map(() => [] as { wall: number; cpu: number }[]);
+  for (let i = 0; i < runs; i++)
+    for (const [j, file] of files.entries()) times[j]?.push(importOnce(file, env));
+  return times.map((t) => ({ wall: median(t.map((x) => x.wall)), cpu: median(t.map((x) => x.cpu)) }));
 }
+
+const ratio = (x: number, y: number) => Math.round((x / y) * 100) / 100;
 
 export const bundles: Benchmark = {
   name: 'bundles',
   async run() {
     log('bundles: size and cold start of every function');
-    return { bundles: await coldStarts(quick ? 3 : 7) };
+    return { bundles: await coldStarts(quick ? 5 : 9) };
   },
 };
 
-export async function coldStarts(runs = 7): Promise<Record<string, BundleFigures>> {
+export async function coldStarts(runs = 9): Promise<Record<string, BundleFigures>> {
   const dir = mkdtempSync(join(tmpdir(), 'inlet-cold-'));
   try {
     const figures: Record<string, BundleFigures> = {};
     for (const [name, clients] of Object.entries(FUNCTIONS) as [FunctionName, readonly ClientName[]][]) {
       const outfile = join(dir, `${name}.mjs`);
       const bundle = await build({
-        ...OPTIONS,
+        ...FUNCTION_OPTIONS,
         entryPoints: [join(projectRoot, 'functions', `${name}.ts`)],
         outfile,
       });
@@ -148,14 +158,24 @@ export async function coldStarts(runs = 7): Promise<Record<string, BundleFigures
       );
       const baselineFile = join(dir, `${name}-baseline.mjs`);
       await build({ ...OPTIONS, entryPoints: [baselineSource], outfile: baselineFile });
-      const times = initTimes(outfile, baselineFile, runs, envOf(name));
+      const trimmedFile = join(dir, `${name}-baseline-trimmed.mjs`);
+      await build({ ...FUNCTION_OPTIONS, entryPoints: [baselineSource], outfile: trimmedFile });
+      const [ours, floor, trimmed] = initTimes([outfile, baselineFile, trimmedFile], runs, envOf(name));
+      if (!ours || !floor || !trimmed) throw new Error(`no times for ${name}`);
       figures[name] = {
         bytes: statSync(outfile).size,
         ownBytes,
-        ...times,
-        ratio: Math.round((times.initMs / times.sdkBaselineInitMs) * 100) / 100,
-        cpuRatio: Math.round((times.initCpuMs / times.sdkBaselineInitCpuMs) * 100) / 100,
+        initMs: ours.wall,
+        sdkBaselineInitMs: floor.wall,
+        ratio: ratio(ours.wall, floor.wall),
+        initCpuMs: ours.cpu,
+        sdkBaselineInitCpuMs: floor.cpu,
+        cpuRatio: ratio(ours.cpu, floor.cpu),
         clients,
+        sdkBaselineBytes: statSync(baselineFile).size,
+        trimmedSdkBaselineBytes: statSync(trimmedFile).size,
+        trimmedSdkBaselineInitCpuMs: trimmed.cpu,
+        trimmedCpuRatio: ratio(ours.cpu, trimmed.cpu),
       };
     }
     return figures;

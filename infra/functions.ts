@@ -15,23 +15,27 @@ import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { METRICS_NAMESPACE, SERVICE } from '../shared/kernel/names.ts';
 import { projectRoot } from '../shared/kernel/project-root.ts';
 import { checkEnvironmentSize } from './environment-size.ts';
+import { LAMBDA_ALIASES, LAMBDA_ESBUILD } from './lambda-esbuild.ts';
 import type { StatefulResources } from './stateful.ts';
 
 /** A bucket's ARN in the stack's partition (aws, aws-cn, aws-us-gov). */
 const bucketArn = (scope: Construct, bucket: string) =>
   Stack.of(scope).formatArn({ service: 's3', region: '', account: '', resource: bucket });
 
-/** How every Inlet function is bundled: local esbuild, ESM for nodejs22.x, minified, with source maps. */
+/**
+ * How every Inlet function is bundled: local esbuild (run from the project root, where the aliases' paths
+ * start), ESM for nodejs22.x, minified, with source maps (LAMBDA_ESBUILD, the bench's too).
+ */
 export const LAMBDA_BUNDLING = {
   format: OutputFormat.ESM,
-  target: 'node22',
-  minify: true,
+  target: LAMBDA_ESBUILD.target,
+  minify: LAMBDA_ESBUILD.minify,
   sourceMap: true,
   // The SDK is bundled (pinned, the version the tests ran), not taken from the runtime.
   externalModules: [],
-  mainFields: ['module', 'main'],
-  banner:
-    "import { createRequire as __inletRequire } from 'module'; const require = __inletRequire(import.meta.url);",
+  mainFields: [...LAMBDA_ESBUILD.mainFields],
+  banner: LAMBDA_ESBUILD.banner,
+  esbuildArgs: { '--alias': Object.entries(LAMBDA_ALIASES).map(([name, path]) => `${name}=${path}`) },
 };
 export { METRICS_NAMESPACE, SERVICE };
 

@@ -39,55 +39,91 @@ const COMMON = {
   [ENV.logLevel]: z.optional(z.string()),
 };
 
+const schemas = new Map<string, unknown>();
+/** `build()` once per name, on first use. */
+function built<T>(name: string, build: () => T): T {
+  if (!schemas.has(name)) schemas.set(name, build());
+  return schemas.get(name) as T;
+}
+
+/**
+ * Built on first use, one function's at a time: a function parses its own environment at start-up and builds
+ * no other function's schema (each is a few zod objects, and a cold start pays for every one built); the
+ * construct and the tests, which write every function's, build them all.
+ */
 export const FUNCTION_ENV = {
-  batcher: envSchema({
-    ...COMMON,
-    [ENV.manifestBucket]: requiredVar(),
-    [ENV.commitQueueUrl]: requiredVar(),
-  }),
-  committer: envSchema({
-    ...COMMON,
-    [ENV.manifestBucket]: requiredVar(),
-    [ENV.eventBus]: requiredVar(),
-    // Group commit: the most a version may cover (GroupLimits); batches are capped by one DynamoDB transaction.
-    [ENV.commitMaxBatches]: tuningIntVar(DEFAULT_GROUP_LIMITS.maxBatches, 1, MAX_BATCHES_PER_VERSION),
-    [ENV.commitMaxFiles]: tuningIntVar(DEFAULT_GROUP_LIMITS.maxFiles),
-    [ENV.commitMaxBytes]: tuningIntVar(DEFAULT_GROUP_LIMITS.maxBytes),
-  }),
-  sweeper: envSchema({
-    ...COMMON,
-    [ENV.commitQueueUrl]: requiredVar(),
-    [ENV.staleAfterSeconds]: requiredIntVar(),
-    [ENV.sweepMaxResends]: tuningIntVar(DEFAULTS.sweeper.maxResends),
-    [ENV.sweepMarginSeconds]: tuningIntVar(DEFAULTS.sweeper.marginSeconds),
-    [ENV.sweepBudgetSeconds]: tuningIntVar(DEFAULTS.sweeper.budgetSeconds),
-    [ENV.sweepPageSize]: tuningIntVar(DEFAULTS.sweeper.pageSize),
-  }),
-  backfill: envSchema({
-    ...COMMON,
-    [ENV.landingBucket]: requiredVar(),
-    [ENV.ingestQueueUrl]: requiredVar(),
-    [ENV.backfillRecordsPerMessage]: requiredIntVar(),
-    [ENV.backfillPagesPerStep]: requiredIntVar(),
-    [ENV.backfillStepBudgetSeconds]: requiredIntVar(),
-    [ENV.backfillStepsPerExecution]: requiredIntVar(),
-    // Above 1,000 (S3's most keys per listing page) a page is 1,000 keys.
-    [ENV.backfillPageSize]: tuningIntVar(DEFAULTS.backfill.pageSize),
-  }),
-  sink: envSchema({
-    ...COMMON,
-    [ENV.manifestBucket]: requiredVar(),
-    [ENV.sinkQueueUrl]: requiredVar(),
-    [ENV.sinkQueueVisibilitySeconds]: requiredIntVar(),
-    // Written only when some bronze table has `catalog` (the construct creates the database then).
-    [ENV.glueDatabase]: z.optional(z.string().check(z.minLength(1))),
-  }),
+  get batcher() {
+    return built('batcher', () =>
+      envSchema({
+        ...COMMON,
+        [ENV.manifestBucket]: requiredVar(),
+        [ENV.commitQueueUrl]: requiredVar(),
+      }),
+    );
+  },
+  get committer() {
+    return built('committer', () =>
+      envSchema({
+        ...COMMON,
+        [ENV.manifestBucket]: requiredVar(),
+        [ENV.eventBus]: requiredVar(),
+        // Group commit: the most a version may cover (GroupLimits); batches are capped by one DynamoDB transaction.
+        [ENV.commitMaxBatches]: tuningIntVar(DEFAULT_GROUP_LIMITS.maxBatches, 1, MAX_BATCHES_PER_VERSION),
+        [ENV.commitMaxFiles]: tuningIntVar(DEFAULT_GROUP_LIMITS.maxFiles),
+        [ENV.commitMaxBytes]: tuningIntVar(DEFAULT_GROUP_LIMITS.maxBytes),
+      }),
+    );
+  },
+  get sweeper() {
+    return built('sweeper', () =>
+      envSchema({
+        ...COMMON,
+        [ENV.commitQueueUrl]: requiredVar(),
+        [ENV.staleAfterSeconds]: requiredIntVar(),
+        [ENV.sweepMaxResends]: tuningIntVar(DEFAULTS.sweeper.maxResends),
+        [ENV.sweepMarginSeconds]: tuningIntVar(DEFAULTS.sweeper.marginSeconds),
+        [ENV.sweepBudgetSeconds]: tuningIntVar(DEFAULTS.sweeper.budgetSeconds),
+        [ENV.sweepPageSize]: tuningIntVar(DEFAULTS.sweeper.pageSize),
+      }),
+    );
+  },
+  get backfill() {
+    return built('backfill', () =>
+      envSchema({
+        ...COMMON,
+        [ENV.landingBucket]: requiredVar(),
+        [ENV.ingestQueueUrl]: requiredVar(),
+        [ENV.backfillRecordsPerMessage]: requiredIntVar(),
+        [ENV.backfillPagesPerStep]: requiredIntVar(),
+        [ENV.backfillStepBudgetSeconds]: requiredIntVar(),
+        [ENV.backfillStepsPerExecution]: requiredIntVar(),
+        // Above 1,000 (S3's most keys per listing page) a page is 1,000 keys.
+        [ENV.backfillPageSize]: tuningIntVar(DEFAULTS.backfill.pageSize),
+      }),
+    );
+  },
+  get sink() {
+    return built('sink', () =>
+      envSchema({
+        ...COMMON,
+        [ENV.manifestBucket]: requiredVar(),
+        [ENV.sinkQueueUrl]: requiredVar(),
+        [ENV.sinkQueueVisibilitySeconds]: requiredIntVar(),
+        // Written only when some bronze table has `catalog` (the construct creates the database then).
+        [ENV.glueDatabase]: z.optional(z.string().check(z.minLength(1))),
+      }),
+    );
+  },
   /** Bronze optimize and vacuum: the Delta tables' locations come from the config and the manifest bucket. */
-  maintenance: envSchema({
-    ...COMMON,
-    [ENV.manifestBucket]: requiredVar(),
-  }),
-} as const;
+  get maintenance() {
+    return built('maintenance', () =>
+      envSchema({
+        ...COMMON,
+        [ENV.manifestBucket]: requiredVar(),
+      }),
+    );
+  },
+};
 
 export type FunctionName = keyof typeof FUNCTION_ENV;
 

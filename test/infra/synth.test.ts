@@ -31,6 +31,9 @@ describe('npx cdk synth', () => {
       >;
       const bundles = Object.values(assets).filter((a) => existsSync(join(out, a.source.path, 'index.mjs')));
       expect(bundles).toHaveLength(5);
+      // The SDK's credential chain is cut to the environment's (infra/lambda-esbuild.ts): no SSO provider.
+      for (const bundle of bundles)
+        expect(readFileSync(join(out, bundle.source.path, 'index.mjs'), 'utf8')).not.toContain('fromSSO');
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
