@@ -9,14 +9,16 @@ import { startLatencyProxy } from '../local/latency-proxy.ts';
 import { emulatorTarget } from '../shared/kernel/aws/target.ts';
 import { backfill } from './backfill.ts';
 import { groupCommit } from './group-commit.ts';
-import { HISTORY, type HistoryFixture, naivePickup } from './incremental.ts';
+import { HISTORY, type HistoryFixture, inletPickup, naivePickup } from './incremental.ts';
 import { peers } from './peers.ts';
 import { sink } from './sink.ts';
-import { type BenchContext, type Benchmark, log, putObjects, SIZES, seconds } from './support.ts';
+import { type BenchContext, type Benchmark, log, pipeline, putObjects, SIZES, seconds } from './support.ts';
 
 /**
  * The naive list-scan-diff job once more on the incremental benchmark's bucket, for the same number of new
- * files: its requests do not change with latency, its time does (one LIST page after the other).
+ * files: its requests do not change with latency, its time does (one LIST page after the other). Then Inlet
+ * picks up the same new files from their events, as in the incremental benchmark, so the two compare in
+ * this mode too.
  */
 async function naive(ctx: BenchContext) {
   const fixture = ctx.fixtures.get(HISTORY) as HistoryFixture | undefined;
@@ -28,11 +30,16 @@ async function naive(ctx: BenchContext) {
   try {
     const run = await naivePickup(clients, fixture.bucket, fixture.control);
     if (run.found !== SIZES.fresh) throw new Error(`naive found ${run.found} new files, not ${SIZES.fresh}`);
+    log(`aws latency: inlet on the same ${SIZES.fresh} new files, from their events`);
+    const h = await pipeline(clients, 'hist', true);
+    const inlet = await inletPickup(h, ctx.observer, fixture.bucket, fresh, ctx.hops?.lambdaInvokeMs);
     return {
       new: SIZES.fresh,
       existing: fixture.objects,
       naiveSeconds: seconds(run.ms),
       naiveRequests: run.requests,
+      naiveWriteUnits: run.writeUnits,
+      ...inlet,
     };
   } finally {
     destroyClients(clients);
