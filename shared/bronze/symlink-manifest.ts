@@ -47,6 +47,9 @@ export async function projectManifests(input: ProjectManifestsInput): Promise<bo
       ...(input.since === undefined ? {} : { keepAfter: input.since }),
       table,
     });
+    // No commit yet (the maintenance run's schedule can fire before the sink's first): no table to list, and a
+    // root manifest written now would stay beside a partitioned table's own.
+    if (replay.version < 0) return true;
     const partitionColumns = replay.metaData?.partitionColumns ?? [];
     const dirOf = (partitionValues: Readonly<Record<string, string | null>> | undefined, path: string) =>
       partitionColumns.length === 0

@@ -135,6 +135,31 @@ describe('symlink manifests (Redshift Spectrum reads the table through them)', (
     expect(links.lines('')).toEqual(newest?.body.split('\n').filter((l) => l !== ''));
   });
 
+  it('a projection before the table has a commit writes nothing: a partitioned table keeps no stray root manifest', async () => {
+    // The maintenance run projects before vacuum on its schedule, which may fire before the sink's first
+    // commit; found by the simulation's optimize scenario (a root manifest at Delta -1 beside the partitions').
+    const { links, commit, run, delta } = setup({
+      schemaHints: { region: 'string' },
+      partitionBy: ['region'],
+    });
+    const project = () =>
+      projectManifests({
+        table: 't-1',
+        delta,
+        manifests: links,
+        location: LOCATION,
+        version: Number.POSITIVE_INFINITY,
+        since: undefined,
+        log: silentLog,
+      });
+    expect(await project()).toBe(true);
+    expect(links.objects.size).toBe(0);
+    commit(1, [{ id: 1, region: 'eu' }]);
+    await run();
+    expect(await project()).toBe(true);
+    expect([...links.objects.keys()]).toEqual(['region=eu/']);
+  });
+
   it('a table without symlinkManifest writes none', async () => {
     const { links, commit, run, cursors } = setup({ symlinkManifest: false });
     commit(1, [{ id: 1 }]);
