@@ -12,6 +12,7 @@ import { checkCleanComplete, checkCleanSafety } from './clean-checks.ts';
 import { etagOf } from './fakes/landing.ts';
 import { checkMaintenance } from './optimize-checks.ts';
 import { Rng } from './scheduler.ts';
+import { checkSymlinkComplete, checkSymlinkSafety } from './symlink-checks.ts';
 import { Fleet, type Role } from './workers.ts';
 import { type Plumbing, type Scenario, World } from './world.ts';
 
@@ -193,7 +194,8 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
     if (world.bucket.writes !== checkedWrites) {
       checkedWrites = world.bucket.writes;
       violations.push(...checkSafety(world), ...(await checkDelta(world)), ...checkCleanSafety(world));
-      if (world.scenario === 'optimize') violations.push(...(await checkMaintenance(world)));
+      if (world.scenario === 'optimize')
+        violations.push(...(await checkMaintenance(world)), ...checkSymlinkSafety(world));
       if (violations.length > 0) break;
     }
     if (!stopped && scheduler.now > FAULT_PHASE_MS) {
@@ -215,6 +217,7 @@ async function run(world: World, options: SimOptions): Promise<SimResult> {
         ...checkLiveness(world, expected),
         ...(await checkDeltaComplete(world)),
         ...(await checkCleanComplete(world)),
+        ...checkSymlinkComplete(world),
       );
       break;
     }

@@ -17,6 +17,7 @@ import type { Classify, SimLedger } from './fakes/ledger.ts';
 import { simPorts } from './fakes/ports.ts';
 import { S3Bucket } from './fakes/s3.ts';
 import { EventBus, SqsQueue } from './fakes/sqs.ts';
+import { SimSymlinkManifests, type SimSymlinkManifestsCtx } from './fakes/symlink-manifests.ts';
 import { SimTableFiles, type SimTableFilesCtx } from './fakes/table-files.ts';
 import { Aws, type FaultRates, NO_FAULTS } from './faults.ts';
 import { Rng, Scheduler, type Worker } from './scheduler.ts';
@@ -76,8 +77,25 @@ export const CONFIG: PipelineConfig = parsePipelineConfig({
 });
 
 /**
- * The optimize scenario's odd seeds: the same, with `orders` partitioned by `n` (0-3, or null where it was
- * rescued), so optimize bins within each partition beside a sink writing one file per partition a version.
+ * The optimize scenario's even seeds: the same, with symlink manifests the sink writes after its commits and
+ * the vacuum worker before it deletes (docs/bronze.md, "Symlink manifests").
+ */
+export const OPTIMIZE_CONFIG: PipelineConfig = parsePipelineConfig({
+  ...CONFIG,
+  tables: [
+    {
+      name: 'orders',
+      prefix: 'orders/',
+      bronze: { format: 'json', checkpointInterval: 3, symlinkManifest: true },
+    },
+    { name: 'everything', prefix: '' },
+  ],
+});
+
+/**
+ * The optimize scenario's odd seeds: with `orders` partitioned by `n` (0-3, or null where it was rescued), so
+ * optimize bins within each partition beside a sink writing one file per partition a version, and each
+ * partition has a symlink manifest of its own.
  */
 export const PARTITIONED_CONFIG: PipelineConfig = parsePipelineConfig({
   ...CONFIG,
@@ -85,7 +103,13 @@ export const PARTITIONED_CONFIG: PipelineConfig = parsePipelineConfig({
     {
       name: 'orders',
       prefix: 'orders/',
-      bronze: { format: 'json', checkpointInterval: 3, schemaHints: { n: 'long' }, partitionBy: ['n'] },
+      bronze: {
+        format: 'json',
+        checkpointInterval: 3,
+        schemaHints: { n: 'long' },
+        partitionBy: ['n'],
+        symlinkManifest: true,
+      },
     },
     { name: 'everything', prefix: '' },
   ],
@@ -175,6 +199,10 @@ export interface Plumbing {
   readonly tableFiles?: (ctx: SimTableFilesCtx) => SimTableFiles;
   /** Optimize's Delta store (a variant may hide other writers' removes from it). */
   readonly optimizeDelta?: (ctx: ConstructorParameters<typeof SimDeltaStore>[0]) => SimDeltaStore;
+  /** The symlink manifests as the sink and vacuum write them (a variant may drop the writes' conditions). */
+  readonly manifests?: (ctx: SimSymlinkManifestsCtx) => SimSymlinkManifests;
+  /** Vacuum without first bringing the symlink manifests to the head (a variant). */
+  readonly vacuumBeforeManifests?: boolean;
 }
 
 export class World {
@@ -233,6 +261,8 @@ export class World {
   readonly sinkRuns = new Map<Worker, ReadonlySet<string>>();
   /** Sink invocations that started on a table another live invocation still held. */
   sinkOverlaps = 0;
+  /** Writes that lowered a symlink manifest's recorded Delta version (SL1), as the fake saw them. */
+  readonly manifestRegressions: string[] = [];
   private batchSeq = 0;
   private attempts = 0;
 
@@ -244,8 +274,10 @@ export class World {
     this.config =
       scenario === 'clean'
         ? CLEAN_CONFIG
-        : scenario === 'optimize' && seed % 2 === 1
-          ? PARTITIONED_CONFIG
+        : scenario === 'optimize'
+          ? seed % 2 === 1
+            ? PARTITIONED_CONFIG
+            : OPTIMIZE_CONFIG
           : CONFIG;
     this.rng = new Rng(seed);
     this.scheduler = new Scheduler(this.rng);
@@ -420,6 +452,10 @@ export class World {
         if (bucket !== MANIFEST_BUCKET) throw new Error(`the simulation has no bucket ${bucket}`);
         return this.plumbing.delta?.({ ...at, cursors }) ?? new SimDeltaStore(at);
       },
+      manifestsAt: (bucket: string, prefix: string) => {
+        if (bucket !== MANIFEST_BUCKET) throw new Error(`the simulation has no bucket ${bucket}`);
+        return this.symlinkManifests(worker, prefix);
+      },
       cursors,
       manifestBucket: MANIFEST_BUCKET,
       nudger: new SimSinkNudger({ ...ctx, queue: this.sinkQueue }),
@@ -442,11 +478,26 @@ export class World {
       delta: this.plumbing.optimizeDelta?.(ctx) ?? new SimDeltaStore(ctx),
       vacuumDelta: new SimDeltaStore(ctx),
       files: this.plumbing.tableFiles?.(ctx) ?? new SimTableFiles(ctx),
+      manifests: this.symlinkManifests(worker, prefix),
       newId: () => {
         this.attempts += 1;
         return `${worker.name}-${this.attempts}`;
       },
     };
+  }
+
+  /** A bronze table's symlink manifests, in the bucket beside its Delta table. */
+  symlinkManifests(worker: Worker, prefix: string): SimSymlinkManifests {
+    const ctx = {
+      aws: this.aws,
+      worker,
+      classify: this.plumbing.classify,
+      bucket: this.bucket,
+      scheduler: this.scheduler,
+      prefix,
+      regressions: this.manifestRegressions,
+    };
+    return this.plumbing.manifests?.(ctx) ?? new SimSymlinkManifests(ctx);
   }
 
   /** The Delta table of a bronze table as another writer sees it: the same bucket, its own worker. */

@@ -32,6 +32,8 @@ export class S3Bucket {
   readonly modified = new Map<string, number>();
   /** Objects deleted so far (vacuum's, the checks' cue to look at old versions again). */
   deletes = 0;
+  /** Each object's user metadata (`x-amz-meta-*`), replaced by the write that sets it, gone with the object. */
+  readonly metadata = new Map<string, Readonly<Record<string, string>>>();
 
   constructor(private readonly scheduler: Scheduler) {}
 
@@ -58,6 +60,7 @@ export class S3Bucket {
   delete(key: string): void {
     if (!this.objects.delete(key)) return;
     this.modified.delete(key);
+    this.metadata.delete(key);
     this.writes += 1;
     this.deletes += 1;
   }
