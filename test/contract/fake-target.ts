@@ -2,6 +2,7 @@
  * The simulation's in-memory ports as a contract target: faults off, one worker, and each call driven
  * through the simulated scheduler until it settles (the fakes park every call on simulated time).
  */
+import type { SymlinkManifests } from '../../shared/bronze/ports.ts';
 import type { Scheduler } from '../sim/scheduler.ts';
 import { Worker } from '../sim/scheduler.ts';
 import { World } from '../sim/world.ts';
@@ -80,4 +81,12 @@ export async function fakeBronzeTarget(seed: number): Promise<BronzeTarget> {
     delta: () => driven(world.foreignDelta(worker, `t${++roots}/_bronze`), world.scheduler),
     cursors: driven(ports.cursors, world.scheduler),
   };
+}
+
+/** The simulation's symlink manifests of a fresh table root, every call driven to completion. */
+export async function fakeSymlinkManifests(seed: number): Promise<SymlinkManifests> {
+  const world = new World(seed, {}, 'optimize');
+  world.stopFaults();
+  const worker = new Worker('contract', 0, world.scheduler);
+  return driven(world.symlinkManifests(worker, 't/_bronze'), world.scheduler);
 }

@@ -7,7 +7,7 @@ import { describe } from 'vitest';
 import { MemoryCursors, MemoryDelta } from '../unit/bronze/memory.ts';
 import { MemoryManifests } from '../unit/bronze/memory-manifests.ts';
 import { deltaStoreContract, sinkCursorContract } from './bronze-contract.ts';
-import { fakeBronzeTarget, fakeTarget } from './fake-target.ts';
+import { fakeBronzeTarget, fakeSymlinkManifests, fakeTarget } from './fake-target.ts';
 import { ledgerContract } from './ledger-contract.ts';
 import { batchStoreContract, commitQueueContract } from './storage-contract.ts';
 import { symlinkManifestsContract } from './symlink-contract.ts';
@@ -21,6 +21,7 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     const bronze = () => fakeBronzeTarget(seed);
     deltaStoreContract(bronze);
     sinkCursorContract(bronze);
+    symlinkManifestsContract(() => fakeSymlinkManifests(seed));
   });
 }
 

@@ -237,6 +237,11 @@ export const VARIANTS = {
     plumbing: { optimizeDelta: (ctx) => new NoConflictCheckDelta(ctx) },
   },
   'vacuum-ageless': { scenario: 'optimize', plumbing: { tableFiles: (ctx) => new AgelessTableFiles(ctx) } },
+  /**
+   * (o) Vacuum that does not first bring the symlink manifests to the head: a file an optimize removed is
+   * deleted while a manifest the sink wrote before the optimize still lists it.
+   */
+  'vacuum-before-manifests': { scenario: 'optimize', plumbing: { vacuumBeforeManifests: true } },
 } satisfies Record<string, Pick<SimOptions, 'plumbing' | 'scenario'>>;
 
 export type VariantName = keyof typeof VARIANTS;

@@ -17,7 +17,7 @@ import type { Classify, SimLedger } from './fakes/ledger.ts';
 import { simPorts } from './fakes/ports.ts';
 import { S3Bucket } from './fakes/s3.ts';
 import { EventBus, SqsQueue } from './fakes/sqs.ts';
-import { SimSymlinkManifests, type SimSymlinkManifestsCtx } from './fakes/symlink-manifests.ts';
+import { SimSymlinkManifests } from './fakes/symlink-manifests.ts';
 import { SimTableFiles, type SimTableFilesCtx } from './fakes/table-files.ts';
 import { Aws, type FaultRates, NO_FAULTS } from './faults.ts';
 import { Rng, Scheduler, type Worker } from './scheduler.ts';
@@ -199,8 +199,6 @@ export interface Plumbing {
   readonly tableFiles?: (ctx: SimTableFilesCtx) => SimTableFiles;
   /** Optimize's Delta store (a variant may hide other writers' removes from it). */
   readonly optimizeDelta?: (ctx: ConstructorParameters<typeof SimDeltaStore>[0]) => SimDeltaStore;
-  /** The symlink manifests as the sink and vacuum write them (a variant may drop the writes' conditions). */
-  readonly manifests?: (ctx: SimSymlinkManifestsCtx) => SimSymlinkManifests;
   /** Vacuum without first bringing the symlink manifests to the head (a variant). */
   readonly vacuumBeforeManifests?: boolean;
 }
@@ -488,7 +486,7 @@ export class World {
 
   /** A bronze table's symlink manifests, in the bucket beside its Delta table. */
   symlinkManifests(worker: Worker, prefix: string): SimSymlinkManifests {
-    const ctx = {
+    return new SimSymlinkManifests({
       aws: this.aws,
       worker,
       classify: this.plumbing.classify,
@@ -496,8 +494,7 @@ export class World {
       scheduler: this.scheduler,
       prefix,
       regressions: this.manifestRegressions,
-    };
-    return this.plumbing.manifests?.(ctx) ?? new SimSymlinkManifests(ctx);
+    });
   }
 
   /** The Delta table of a bronze table as another writer sees it: the same bucket, its own worker. */

@@ -115,6 +115,7 @@ describe('deterministic simulation', () => {
   }, async ({ signal }) => {
     let optimizeCommits = 0;
     let partitionedCommits = 0;
+    let partitionManifests = 0;
     for (let seed = 1; seed <= 3; seed++) {
       const result = await simulate({ seed, scenario: 'optimize', signal });
       expect(result.violations, `npm run test:sim -- --seeds 1 --seed ${seed} --scenario optimize`).toEqual(
@@ -125,9 +126,17 @@ describe('deterministic simulation', () => {
           optimizeCommits += 1;
           if (body.includes('"partitionValues":{"n":')) partitionedCommits += 1;
         }
+      // The symlink manifests the checks (SL1-SL3) read are there, listing files.
+      const manifests = [...result.world.bucket.objects].filter(([key]) =>
+        key.includes('/_symlink_format_manifest/'),
+      );
+      expect(manifests.length, `seed ${seed} has no symlink manifest`).toBeGreaterThan(0);
+      expect(manifests.every(([, body]) => body.includes('.parquet\n'))).toBe(true);
+      partitionManifests += manifests.filter(([key]) => key.includes('_manifest/n=')).length;
     }
     expect(optimizeCommits).toBeGreaterThan(0);
     expect(partitionedCommits).toBeGreaterThan(0);
+    expect(partitionManifests).toBeGreaterThan(1);
   });
 
   it("stops when its test's signal aborts", async () => {
@@ -324,6 +333,8 @@ describe('deterministic simulation', () => {
     { variant: 'optimize-no-conflict-check', expected: /^O-I1: /m, bound: 40 },
     // Vacuum taking an upload not yet committed for an old orphan: a commit names a deleted file.
     { variant: 'vacuum-ageless', expected: /^(O-I2|V-I1): /m, bound: 40 },
+    // Vacuum before the symlink manifests list the head: a manifest still lists a file optimize removed.
+    { variant: 'vacuum-before-manifests', expected: /^SL2: /m, bound: 10 },
   ] as const)(
     'catches the broken variant $variant within $bound seeds',
     // The bound is what the test asserts; the time only has to hold it. A seed takes about 0.5 s alone and
