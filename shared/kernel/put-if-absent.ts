@@ -29,3 +29,25 @@ export async function conditionalCreate(
     throw classify(error);
   }
 }
+
+/**
+ * S3's answers to a replacement conditional on what was read: `If-Match` on the ETag read, or `If-None-Match: *`
+ * when nothing was (`expected` undefined). `conflict` is any answer that says the key is not as read: 412 (the
+ * object changed, or one appeared), 404 (for `If-Match`: it is gone) and 409 (another conditional write to
+ * the key was in flight: "fetch the object's ETag and retry"). The S3 adapter of the symlink manifests and
+ * the simulation's fake share it.
+ */
+export async function conditionalReplace(
+  put: () => Promise<unknown>,
+  expected: string | undefined,
+  classify: (error: unknown) => Error,
+): Promise<'written' | 'conflict'> {
+  try {
+    await put();
+    return 'written';
+  } catch (error) {
+    const code = status(error);
+    if (code === 412 || code === 409 || (expected !== undefined && code === 404)) return 'conflict';
+    throw classify(error);
+  }
+}

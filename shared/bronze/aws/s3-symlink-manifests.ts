@@ -1,5 +1,6 @@
 import { HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { classifyAwsError } from '../../kernel/errors.ts';
+import { conditionalReplace } from '../../kernel/put-if-absent.ts';
 import type { SymlinkManifests } from '../ports.ts';
 import { SYMLINK_MANIFEST_DIR } from '../symlink-manifest.ts';
 
@@ -40,28 +41,26 @@ export class S3SymlinkManifests implements SymlinkManifests {
     }
   }
 
-  async write(
+  write(
     dir: string,
     body: string,
     version: number,
     etag: string | undefined,
   ): Promise<'written' | 'conflict'> {
-    try {
-      await this.client.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: this.key(dir),
-          Body: body,
-          ContentType: 'text/plain',
-          Metadata: { [VERSION_METADATA]: String(version) },
-          ...(etag === undefined ? { IfNoneMatch: '*' } : { IfMatch: etag }),
-        }),
-      );
-      return 'written';
-    } catch (error) {
-      const code = status(error);
-      if (code === 412 || code === 409 || (etag !== undefined && code === 404)) return 'conflict';
-      throw classifyAwsError('write bronze symlink manifest', error);
-    }
+    return conditionalReplace(
+      () =>
+        this.client.send(
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: this.key(dir),
+            Body: body,
+            ContentType: 'text/plain',
+            Metadata: { [VERSION_METADATA]: String(version) },
+            ...(etag === undefined ? { IfNoneMatch: '*' } : { IfMatch: etag }),
+          }),
+        ),
+      etag,
+      (error) => classifyAwsError('write bronze symlink manifest', error),
+    );
   }
 }

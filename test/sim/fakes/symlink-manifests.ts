@@ -10,6 +10,7 @@
 import type { SymlinkManifests } from '../../../shared/bronze/ports.ts';
 import { SYMLINK_MANIFEST_DIR } from '../../../shared/bronze/symlink-manifest.ts';
 import { classifyAwsError } from '../../../shared/kernel/errors.ts';
+import { conditionalReplace } from '../../../shared/kernel/put-if-absent.ts';
 import { type Aws, type SdkError, sdkError } from '../faults.ts';
 import type { Scheduler, Worker } from '../scheduler.ts';
 import { etagOf } from './landing.ts';
@@ -60,24 +61,22 @@ export class SimSymlinkManifests implements SymlinkManifests {
     }
   }
 
-  async write(
+  write(
     dir: string,
     body: string,
     version: number,
     etag: string | undefined,
   ): Promise<'written' | 'conflict'> {
     const key = symlinkManifestKey(this.ctx.prefix, dir);
-    try {
-      await this.ctx.aws.send(this.ctx.worker, 's3', `putManifest ${key} v${version}`, () => {
-        this.precondition(key, etag);
-        this.put(key, body, version);
-      });
-      return 'written';
-    } catch (error) {
-      const code = status(error);
-      if (code === 412 || code === 409 || (etag !== undefined && code === 404)) return 'conflict';
-      throw (this.ctx.classify ?? classifyAwsError)('write bronze symlink manifest', error);
-    }
+    return conditionalReplace(
+      () =>
+        this.ctx.aws.send(this.ctx.worker, 's3', `putManifest ${key} v${version}`, () => {
+          this.precondition(key, etag);
+          this.put(key, body, version);
+        }),
+      etag,
+      (error) => (this.ctx.classify ?? classifyAwsError)('write bronze symlink manifest', error),
+    );
   }
 
   /** S3's check of `If-Match` / `If-None-Match: *` at the instant the put applies (a variant may drop it). */
