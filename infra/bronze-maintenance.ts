@@ -5,7 +5,7 @@ import {
   ComparisonOperator,
   GraphWidget,
   type IWidget,
-  Metric,
+  type Metric,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -22,10 +22,11 @@ import { bronzeLocation } from '../shared/bronze/config.ts';
 import { writeFunctionEnv } from '../shared/config/function-env.ts';
 import type { PipelineConfig } from '../shared/config/pipeline-config.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
-import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/kernel/names.ts';
+import { METRIC, type MetricName, SERVICE } from '../shared/kernel/names.ts';
 import { projectRoot } from '../shared/kernel/project-root.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
 import { nagResource } from './nag.ts';
+import { serviceMetric } from './service-metric.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface BronzeMaintenanceProps {
@@ -126,13 +127,7 @@ export class BronzeMaintenance extends Construct {
   }
 
   metric(name: MetricName, statistic = 'Sum', period = Duration.minutes(5)): Metric {
-    return new Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: name,
-      dimensionsMap: { service: SERVICE.maintenance },
-      statistic,
-      period,
-    });
+    return serviceMetric(SERVICE.maintenance, name, statistic, period);
   }
 
   /** Its row of the pipeline dashboard: files rewritten and written, files vacuumed, failures. */

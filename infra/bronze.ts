@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ArnFormat, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { GraphWidget, type IWidget, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { GraphWidget, type IWidget, type Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import { type IEventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { CfnDatabase } from 'aws-cdk-lib/aws-glue';
@@ -28,18 +28,12 @@ import { batchKey, fileKey, sinkCursorKey, tableKey } from '../shared/ingestion/
 import { mayShareKeys, routedKeys } from '../shared/ingestion/table-overlap.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { ConfigError } from '../shared/kernel/errors.ts';
-import {
-  BATCH_COMMITTED,
-  EVENT_SOURCE,
-  METRIC,
-  METRICS_NAMESPACE,
-  type MetricName,
-  SERVICE,
-} from '../shared/kernel/names.ts';
+import { BATCH_COMMITTED, EVENT_SOURCE, METRIC, type MetricName, SERVICE } from '../shared/kernel/names.ts';
 import { projectRoot } from '../shared/kernel/project-root.ts';
 import { parseS3Prefix } from '../shared/kernel/s3-url.ts';
 import { LAMBDA_BUNDLING } from './functions.ts';
 import { nagResource } from './nag.ts';
+import { serviceMetric } from './service-metric.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface BronzeSinkProps {
@@ -307,13 +301,7 @@ export class BronzeSink extends Construct {
 
   /** One of the sink's metrics (namespace `Inlet`, `service = inlet-sink`, docs/bronze.md "Metrics"). */
   metric(name: MetricName, statistic = 'Sum', period = Duration.minutes(1)): Metric {
-    return new Metric({
-      namespace: METRICS_NAMESPACE,
-      metricName: name,
-      dimensionsMap: { service: SERVICE.sink },
-      statistic,
-      period,
-    });
+    return serviceMetric(SERVICE.sink, name, statistic, period);
   }
 
   /** The sink's row of the pipeline dashboard (infra/monitoring.ts places it): output, then lag. */

@@ -5,7 +5,6 @@ import {
   Dashboard,
   GraphWidget,
   type IMetric,
-  Metric,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -14,9 +13,10 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { METRIC, METRICS_NAMESPACE, type MetricName, SERVICE } from '../shared/kernel/names.ts';
+import { METRIC, type MetricName, SERVICE } from '../shared/kernel/names.ts';
 import type { BronzeSink } from './bronze.ts';
 import type { PipelineFunctions } from './functions.ts';
+import { serviceMetric } from './service-metric.ts';
 import type { StatefulResources } from './stateful.ts';
 
 export interface MonitoringProps {
@@ -69,14 +69,8 @@ export class Monitoring extends Construct {
     super(scope, id);
     this.alarmTopic = props.alarmTopic;
     const { state } = props;
-    const m = (service: string, name: MetricName, statistic = 'Sum') =>
-      new Metric({
-        namespace: METRICS_NAMESPACE,
-        metricName: name,
-        dimensionsMap: { service },
-        statistic,
-        period: Duration.minutes(1),
-      });
+    const m = (service: string, name: MetricName, statistic?: string) =>
+      serviceMetric(service, name, statistic);
     const batcher = (name: MetricName, statistic?: string) => m(SERVICE.batcher, name, statistic);
     const committer = (name: MetricName, statistic?: string) => m(SERVICE.committer, name, statistic);
     const sweeper = (name: MetricName) => m(SERVICE.sweeper, name);
