@@ -73,6 +73,8 @@ export class BronzeSink extends Construct {
   readonly retryAfter: Duration;
   /** The Glue database of the catalogued bronze tables; undefined when no table has `catalog`. */
   readonly catalogDatabase: string | undefined;
+  /** Whether some table keeps symlink manifests (`symlinkManifest`, for Redshift Spectrum). */
+  readonly symlinkManifests: boolean;
 
   /** A BronzeSink when some table asks for one, else undefined (nothing deployed). */
   static maybe(scope: Construct, id: string, props: BronzeSinkProps): BronzeSink | undefined {
@@ -100,6 +102,7 @@ export class BronzeSink extends Construct {
       retentionPeriod: Duration.days(DEFAULTS.queueRetentionDays),
     });
     const catalogued = config.tables.filter((t) => t.bronze?.catalog);
+    this.symlinkManifests = config.tables.some((t) => t.bronze?.symlinkManifest);
     this.catalogDatabase =
       catalogued.length === 0
         ? undefined
@@ -320,9 +323,9 @@ export class BronzeSink extends Construct {
         width: 8,
       }),
       new GraphWidget({
-        title: 'Bronze sink: rows, missing landing files, catalog errors',
+        title: 'Bronze sink: rows, missing landing files, catalog and manifest errors',
         left: [m(METRIC.sinkRows), m(METRIC.sinkRescued), m(METRIC.sinkSourcesMissing)],
-        right: [m(METRIC.sinkCatalogErrors)],
+        right: [m(METRIC.sinkCatalogErrors), m(METRIC.sinkManifestErrors)],
         width: 8,
       }),
       new GraphWidget({

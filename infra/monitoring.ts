@@ -150,6 +150,7 @@ export class Monitoring extends Construct {
                     sink.metric(METRIC.sinkErrors),
                     sink.metric(METRIC.sinkCleanErrors),
                     sink.metric(METRIC.sinkCatalogErrors),
+                    sink.metric(METRIC.sinkManifestErrors),
                   ]
                 : []),
             ],
@@ -339,6 +340,16 @@ export class Monitoring extends Construct {
         sink.metric(METRIC.sinkCatalogErrors, 'Sum', Duration.minutes(15)),
         1,
         `The bronze sink has failed to bring a table's Glue Data Catalog entry (database ${sink.catalogDatabase}) in step in every quarter hour for an hour (SinkCatalogErrors): Athena and Redshift Spectrum see a stale or missing table. The sink's log says which and why ('bronze catalog update failed', 'bronze catalog table name taken by another table'); the Delta tables are not affected.`,
+        4,
+      );
+    // The same for the symlink manifests: a run that cannot write them is logged and retried, and vacuum
+    // waits for them, so failing for an hour means Spectrum reads an older version and the small files stay.
+    if (sink.symlinkManifests)
+      this.alarm(
+        'SinkManifestsFailing',
+        sink.metric(METRIC.sinkManifestErrors, 'Sum', Duration.minutes(15)),
+        1,
+        "The bronze sink has failed to write a table's symlink manifests (_symlink_format_manifest/, for Redshift Spectrum) in every quarter hour for an hour (SinkManifestErrors): Spectrum reads an older version meanwhile, and vacuum deletes nothing until they are written. The sink's log says which and why ('bronze symlink manifests not written; the next run repairs them'); the Delta tables are not affected.",
         4,
       );
     // A run only reports versions behind when it used its whole time budget and stopped short (a run that

@@ -78,6 +78,7 @@ export function makeSinkHandler(deps: SinkHandlerDeps): SinkHandler {
     m.count(METRIC.sinkFilesLeft, outcome.cleanLeft ?? 0);
     m.count(METRIC.sinkCleanErrors, outcome.cleanFailed ? 1 : 0);
     m.count(METRIC.sinkCatalogErrors, outcome.catalogFailed ? 1 : 0);
+    m.count(METRIC.sinkManifestErrors, outcome.manifestsFailed ? 1 : 0);
     if (outcome.behind !== undefined) m.count(METRIC.sinkBehind, outcome.behind);
   };
   return async (event, context) => {

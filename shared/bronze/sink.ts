@@ -89,6 +89,8 @@ export interface SinkOutcome {
   readonly cleanFailed?: boolean;
   /** The table's Glue entry could not be brought in step this run (logged; the next run retries). */
   readonly catalogFailed?: boolean;
+  /** The table's symlink manifests could not be written this run (logged; the next run retries). */
+  readonly manifestsFailed?: boolean;
   /** Committed manifest versions not wholly in the Delta table when the call returned; undefined if unknown. */
   readonly behind: number | undefined;
 }
@@ -115,6 +117,7 @@ class Tally {
   readonly added = { rows: 0, rescued: 0, dataFiles: 0, dataBytes: 0, missingSources: 0 };
   outOfTime = false;
   catalogFailed = false;
+  manifestsFailed = false;
 }
 
 type Step =
@@ -162,6 +165,7 @@ export class SinkTable {
         cursor,
         added: tally.added,
         catalogFailed: tally.catalogFailed,
+        manifestsFailed: tally.manifestsFailed,
       };
       if (step.kind === 'stopped') {
         const behind = await this.behind(table, cursor);
@@ -325,7 +329,7 @@ export class SinkTable {
     const sum = (key: 'rows' | 'rescued') => head.uncounted.reduce((total, c) => total + c[key], 0);
     // Before the cursor moves: a crash in between finds the commit uncounted and projects it again.
     const catalogued = await this.project(table, config, at.location, head, last.version, cursor, tally);
-    const symlinked = await this.symlink(table, config, at, last.version, cursor);
+    const symlinked = await this.symlink(table, config, at, last.version, cursor, tally);
     // Parts made smaller by a run that ran out of time grow back with each commit.
     const grown = cursor.partFiles === undefined ? undefined : cursor.partFiles * 2;
     const next: SinkCursor = {
@@ -395,6 +399,7 @@ export class SinkTable {
     at: { readonly delta: DeltaStore; readonly location: string; readonly head: TableHead },
     deltaVersion: number,
     cursor: SinkCursor,
+    tally: Tally,
   ): Promise<Pick<SinkCursor, 'symlinked'>> {
     if (!config.symlinkManifest) return {};
     const manifestsAt = this.deps.manifestsAt;
@@ -413,6 +418,7 @@ export class SinkTable {
       log: this.deps.log,
     });
     if (inStep) return { symlinked: deltaVersion };
+    tally.manifestsFailed = true;
     return cursor.symlinked === undefined ? {} : { symlinked: cursor.symlinked };
   }
 
@@ -439,7 +445,7 @@ export class SinkTable {
         ? await this.project(table, config, location, head, cursor.deltaVersion, cursor, tally)
         : {}),
       ...(manifestsBehind
-        ? await this.symlink(table, config, { delta, location, head }, cursor.deltaVersion, cursor)
+        ? await this.symlink(table, config, { delta, location, head }, cursor.deltaVersion, cursor, tally)
         : {}),
     };
     const next = { ...cursor, ...projected };

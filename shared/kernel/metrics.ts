@@ -61,6 +61,11 @@ export const METRIC = {
    * another table's, or it kept changing): the Delta commits are not affected, the next run retries.
    */
   sinkCatalogErrors: 'SinkCatalogErrors',
+  /**
+   * Sink runs whose symlink manifests (`symlinkManifest`, for Redshift Spectrum) could not be written at the
+   * head: the Delta commits are not affected, the next run retries, vacuum waits for them.
+   */
+  sinkManifestErrors: 'SinkManifestErrors',
   /** Committed manifest versions not yet in the Delta table after a run (0 when it caught up). */
   sinkBehind: 'SinkVersionsBehind',
   /** Sink runs that failed (the message is retried, then dead-lettered). */

@@ -274,6 +274,26 @@ describe('the sink beside the other functions in monitoring', () => {
     });
   });
 
+  it('alarms on symlink manifests that cannot be written for an hour, only where a table keeps them', () => {
+    expect(alarms.filter((a) => a.MetricName === 'SinkManifestErrors')).toEqual([]);
+    const spectrum = template([
+      { name: 'orders', prefix: 'orders/', bronze: { format: 'json', symlinkManifest: true } },
+    ]);
+    const manifests = Object.values(spectrum.findResources('AWS::CloudWatch::Alarm'))
+      .map((a) => a.Properties as Record<string, unknown>)
+      .filter((a) => a.MetricName === 'SinkManifestErrors');
+    expect(manifests).toHaveLength(1);
+    expect(manifests[0]).toMatchObject({
+      Namespace: 'Inlet',
+      Dimensions: [{ Name: 'service', Value: 'inlet-sink' }],
+      Statistic: 'Sum',
+      Period: 900,
+      EvaluationPeriods: 4,
+      DatapointsToAlarm: 4,
+      Threshold: 1,
+    });
+  });
+
   it("sends every alarm, the sink's too, to the alarm topic", () => {
     expect(alarms.length).toBeGreaterThan(16);
     for (const alarm of alarms)
@@ -293,6 +313,7 @@ describe('the sink beside the other functions in monitoring', () => {
       'SinkSourceFilesLeft',
       'SinkCleanErrors',
       'SinkCatalogErrors',
+      'SinkManifestErrors',
       'SinkSourcesMissing',
       'SinkVersionsBehind',
       'SinkErrors',
@@ -302,6 +323,7 @@ describe('the sink beside the other functions in monitoring', () => {
     const trouble = widgets.find((w) => w.title === 'Trouble');
     expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkErrors service=inlet-sink');
     expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkCatalogErrors service=inlet-sink');
+    expect(metricNames(trouble?.metrics ?? [])).toContain('Inlet/SinkManifestErrors service=inlet-sink');
     const dlq = widgets.find((w) => w.title === 'DLQ depth');
     expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkDlq/.test(m))).toBe(true);
     expect(metricNames(dlq?.metrics ?? []).some((m) => /InletBronzeSinkEventsDlq/.test(m))).toBe(true);

@@ -9,6 +9,7 @@ import { type Log, silentLog } from '../../../shared/kernel/log.ts';
 import { METRIC, MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 import { MemoryCursors, MemoryDelta, MemorySources, manifestOf, sinkEvent } from './memory.ts';
 import { MemoryCatalog } from './memory-catalog.ts';
+import { MemoryManifests } from './memory-manifests.ts';
 
 /** The body EventBridge Scheduler sends (infra/bronze.ts): the table and the firing's scheduled time. */
 const scheduled = (at: string) => sinkEvent([JSON.stringify({ table: 't', scheduledAt: at })], [`s-${at}`]);
@@ -52,6 +53,7 @@ function setup(
     onManifestRead?: () => void;
     cleaner?: LandingCleaner;
     catalog?: MemoryCatalog;
+    manifests?: MemoryManifests;
   } = {},
 ) {
   const manifests = new Map<number, Manifest>();
@@ -83,6 +85,7 @@ function setup(
     nudger: { nudge: async () => {} },
     metrics,
     ...(options.catalog ? { catalog: { tables: options.catalog, database: 'db' } } : {}),
+    ...(options.manifests ? { manifestsAt: () => options.manifests as MemoryManifests } : {}),
   });
   const commit = (v: number, files: Record<string, string>) => {
     for (const [key, body] of Object.entries(files)) sources.objects.set(key, body);
@@ -120,6 +123,7 @@ describe('the sink publishes what it did as metrics', () => {
       [METRIC.sinkFilesLeft]: 0,
       [METRIC.sinkCleanErrors]: 0,
       [METRIC.sinkCatalogErrors]: 0,
+      [METRIC.sinkManifestErrors]: 0,
       [METRIC.sinkBehind]: 0,
     });
     expect(delta.files.size).toBe(2);
@@ -170,6 +174,24 @@ describe('the sink publishes what it did as metrics', () => {
     await handler(scheduled('2026-12-30T00:01:00Z'), { getRemainingTimeInMillis: () => 900_000 });
     expect(total(metrics, METRIC.sinkCatalogErrors)).toBe(1);
     expect(glue.entry('db', 't')).toBeDefined();
+  });
+
+  it('counts symlink manifests that could not be written (the run still succeeds), and none once the next run repaired them', async () => {
+    const manifests = new MemoryManifests();
+    const { handler, metrics, commit } = setup({ bronze: { symlinkManifest: true }, manifests });
+    commit(1, { 'in/a.json': '{"id":1}\n' });
+    manifests.failNext = 1;
+    const first = await handler(scheduled('2026-12-30T00:00:00Z'), {
+      getRemainingTimeInMillis: () => 900_000,
+    });
+    expect(first.batchItemFailures).toEqual([]);
+    expect(total(metrics, METRIC.sinkVersions)).toBe(1);
+    expect(total(metrics, METRIC.sinkManifestErrors)).toBe(1);
+    expect(total(metrics, METRIC.sinkErrors)).toBeUndefined();
+    // The next run, with nothing to write, writes them: no further error.
+    await handler(scheduled('2026-12-30T00:01:00Z'), { getRemainingTimeInMillis: () => 900_000 });
+    expect(total(metrics, METRIC.sinkManifestErrors)).toBe(1);
+    expect(manifests.lines('')).toHaveLength(1);
   });
 
   it('counts a catalog name another table holds as a catalog error, every run, until it is freed', async () => {
