@@ -158,11 +158,18 @@ backfill
 program
   .command('table')
   .argument('<name>', 'a table with a bronze (Delta Lake) sink')
-  .option('--location <s3-url>', 'the Delta table root (default: from .inlet/local.json)')
+  .option(
+    '--location <s3-url>',
+    "the Delta table root (default: the table's, from the stack or .inlet/local.json)",
+  )
   .description('the Delta table: version, schema, row count, rescued rows')
   .addHelpText(
     'after',
-    examples('inlet table orders', 'inlet --stack Inlet table orders --location s3://lake/bronze/orders'),
+    examples(
+      'inlet table orders',
+      'inlet --stack Inlet table orders',
+      'inlet table orders --location s3://lake/bronze/orders',
+    ),
   )
   .action((name: string, o: { location?: string }) =>
     withTarget(async (t, json) => (await import('./commands/table.ts')).table(t, name, { ...o, json })),

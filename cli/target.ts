@@ -1,7 +1,9 @@
 import { DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import type { AwsClients } from '../local/aws/clients.ts';
 import type { HostedFunction } from '../local/lambda/host.ts';
-import { readLocalConfig } from '../local/state.ts';
+import { glueDatabaseOf, readLocalConfig } from '../local/state.ts';
+import { withBronzeFields } from '../local/summary.ts';
+import { parsePipelineConfig } from '../shared/config/pipeline-config.ts';
 import { DynamoDbLedger } from '../shared/ingestion/aws/dynamodb-ledger.ts';
 import { S3BatchStore } from '../shared/ingestion/aws/s3-batch-store.ts';
 import { type AwsTarget, emulatorTarget, targetFromEnv } from '../shared/kernel/aws/target.ts';
@@ -106,6 +108,16 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
     }
     if (!outputs[OUTPUTS.ledgerTable])
       throw new CliError(`stack '${options.stack}' is not an Inlet stack (no ${OUTPUTS.ledgerTable} output)`);
+    const manifestBucket = outputs[OUTPUTS.manifestBucket] ?? '';
+    // The stack's whole table configuration: each bronze table's location and Glue entry follow from it, as
+    // `.inlet/local.json` gives them in local mode.
+    const config = parsePipelineConfig({ tables: JSON.parse(outputs[OUTPUTS.tables] ?? '[]') });
+    const tables = withBronzeFields(
+      config.tables,
+      config,
+      manifestBucket,
+      glueDatabaseOf({ stackName: options.stack, outputs }),
+    );
     return build(
       `stack ${options.stack} (${region})`,
       target,
@@ -116,9 +128,9 @@ export async function resolveTarget(options: { stack?: string }): Promise<CliTar
         ingestDlqUrl: outputs[OUTPUTS.ingestDlqUrl] ?? '',
         commitQueueUrl: outputs[OUTPUTS.commitQueueUrl] ?? '',
         commitDlqUrl: outputs[OUTPUTS.commitDlqUrl] ?? '',
-        tables: JSON.parse(outputs[OUTPUTS.tables] ?? '[]'),
+        tables,
         ledgerTable: outputs[OUTPUTS.ledgerTable] ?? '',
-        manifestBucket: outputs[OUTPUTS.manifestBucket] ?? '',
+        manifestBucket,
         backfillStateMachineArn: outputs[OUTPUTS.backfillStateMachine] ?? '',
       },
       false,

@@ -12,7 +12,7 @@ import { type CliTarget, requireTable } from '../target.ts';
 /**
  * `inlet table <name>`: the bronze Delta table's version, schema, row and rescued-row counts, live files and
  * bytes, read from its `_delta_log/`, and what its scheduled maintenance last did (its record, one GET). The
- * location comes from `.inlet/local.json` in local mode, or `--location`.
+ * location comes from the stack's outputs (`--stack`) or `.inlet/local.json` in local mode, or `--location`.
  */
 export async function table(
   target: CliTarget,

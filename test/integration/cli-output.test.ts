@@ -49,9 +49,10 @@ const cliEnv = () => {
 const bin = join(projectRoot, 'cli', 'bin.mjs');
 
 /** A child process's outcome; asynchronous, so a test's calls (each mostly the CLI's start-up) overlap. */
-function run(file: string, args: string[]) {
+function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    execFile(file, args, { cwd: projectRoot, env: cliEnv(), encoding: 'utf8' }, (error, stdout, stderr) =>
+    const options = { cwd: projectRoot, env: { ...cliEnv(), ...env }, encoding: 'utf8' as const };
+    execFile(file, args, options, (error, stdout, stderr) =>
       resolve({ status: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
@@ -197,6 +198,19 @@ describe.skipIf(target.kind !== 'emulator')('inlet output against a local pipeli
     expect(tty).toMatch(
       /vacuum\s+(just now|\d+ s ago|\d+ min ago): 0 files deleted \(0 B\), retention 168 h/,
     );
+  });
+
+  it("table --stack: a deployed stack's table found from its outputs, as local mode finds it, no --location needed", async () => {
+    // The stack read through CloudFormation (DescribeStacks), as `inlet --stack NAME` does on AWS.
+    const [local, deployed] = await Promise.all([
+      inlet('--json', 'table', 'clicks'),
+      run(process.execPath, [bin, '--stack', stack.stackName, '--json', 'table', 'clicks'], {
+        INLET_AWS_ENDPOINT: endpoint,
+        AWS_REGION: 'us-east-1',
+      }),
+    ]);
+    expect(deployed.status, deployed.stderr).toBe(0);
+    expect(JSON.parse(deployed.stdout)).toEqual(JSON.parse(local.stdout));
   });
 
   it('leaves nothing in the temp folder: not the synth, not the asset upload, not the CLI', () => {
