@@ -247,6 +247,17 @@ describe('the sink beside the other functions in monitoring', () => {
     });
   });
 
+  /** A sink error metric that fires once it counted in each of 4 quarter hours: one failure never alarms. */
+  const EVERY_QUARTER_HOUR_FOR_AN_HOUR = {
+    Namespace: 'Inlet',
+    Dimensions: [{ Name: 'service', Value: 'inlet-sink' }],
+    Statistic: 'Sum',
+    Period: 900,
+    EvaluationPeriods: 4,
+    DatapointsToAlarm: 4,
+    Threshold: 1,
+  };
+
   it('alarms when cleanSource fails in every quarter hour for an hour', () => {
     const clean = alarms.filter((a) => a.MetricName === 'SinkCleanErrors');
     expect(clean).toHaveLength(1);
@@ -263,15 +274,7 @@ describe('the sink beside the other functions in monitoring', () => {
   it('alarms when the Glue catalog entry of a table cannot be brought in step for an hour', () => {
     const catalog = alarms.filter((a) => a.MetricName === 'SinkCatalogErrors');
     expect(catalog).toHaveLength(1);
-    expect(catalog[0]).toMatchObject({
-      Namespace: 'Inlet',
-      Dimensions: [{ Name: 'service', Value: 'inlet-sink' }],
-      Statistic: 'Sum',
-      Period: 900,
-      EvaluationPeriods: 4,
-      DatapointsToAlarm: 4,
-      Threshold: 1,
-    });
+    expect(catalog[0]).toMatchObject(EVERY_QUARTER_HOUR_FOR_AN_HOUR);
   });
 
   it('alarms on symlink manifests that cannot be written for an hour, only where a table keeps them', () => {
@@ -283,15 +286,7 @@ describe('the sink beside the other functions in monitoring', () => {
       .map((a) => a.Properties as Record<string, unknown>)
       .filter((a) => a.MetricName === 'SinkManifestErrors');
     expect(manifests).toHaveLength(1);
-    expect(manifests[0]).toMatchObject({
-      Namespace: 'Inlet',
-      Dimensions: [{ Name: 'service', Value: 'inlet-sink' }],
-      Statistic: 'Sum',
-      Period: 900,
-      EvaluationPeriods: 4,
-      DatapointsToAlarm: 4,
-      Threshold: 1,
-    });
+    expect(manifests[0]).toMatchObject(EVERY_QUARTER_HOUR_FOR_AN_HOUR);
   });
 
   it("sends every alarm, the sink's too, to the alarm topic", () => {
