@@ -65,8 +65,11 @@ export interface BundleFigures {
     readonly commit: string;
     readonly bytes: number;
     readonly initCpuMs: number;
+    /** Its median over the same SDK baseline. */
     readonly cpuRatio: number;
     readonly spread: Spread;
+    /** This bundle's import over that commit's, turn by turn: below 1 where the change saved CPU time. */
+    readonly afterOverBefore: Spread;
   };
 }
 
@@ -244,6 +247,7 @@ export async function coldStarts(turns = 21, before?: string): Promise<Record<st
                 initCpuMs: spreadOf(cpu(beforeTimes)).median,
                 cpuRatio: ratio(spreadOf(cpu(beforeTimes)).median, s.floor.median),
                 spread: spreadOf(cpu(beforeTimes)),
+                afterOverBefore: spreadOf(perTurn(ours, beforeTimes), 100),
               },
             }
           : {}),
