@@ -2,6 +2,6 @@
 
 import { makeBackfillHandler } from '../shared/backfill/backfill-handler.ts';
 import { SERVICE } from '../shared/kernel/names.ts';
-import { backfillFromEnv } from '../shared/runtime/pipeline.ts';
+import { backfillFromEnv } from '../shared/runtime/backfill.ts';
 
 export const handler = makeBackfillHandler(backfillFromEnv(SERVICE.backfill));

@@ -2,7 +2,7 @@
 
 import { makeBatcherHandler } from '../shared/ingestion/batcher-handler.ts';
 import { SERVICE } from '../shared/kernel/names.ts';
-import { batcherRuntimeFromEnv } from '../shared/runtime/pipeline.ts';
+import { batcherRuntimeFromEnv } from '../shared/runtime/batcher.ts';
 
 const runtime = batcherRuntimeFromEnv(SERVICE.batcher);
 

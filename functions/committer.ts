@@ -2,7 +2,7 @@
 
 import { makeCommitterHandler } from '../shared/ingestion/committer-handler.ts';
 import { SERVICE } from '../shared/kernel/names.ts';
-import { committerRuntimeFromEnv } from '../shared/runtime/pipeline.ts';
+import { committerRuntimeFromEnv } from '../shared/runtime/committer.ts';
 
 const runtime = committerRuntimeFromEnv(SERVICE.committer);
 

@@ -3,7 +3,7 @@
 
 import { makeSweeperHandler } from '../shared/ingestion/sweeper-handler.ts';
 import { SERVICE } from '../shared/kernel/names.ts';
-import { sweeperRuntimeFromEnv } from '../shared/runtime/pipeline.ts';
+import { sweeperRuntimeFromEnv } from '../shared/runtime/sweeper.ts';
 
 const runtime = sweeperRuntimeFromEnv(SERVICE.sweeper);
 

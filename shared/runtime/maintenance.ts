@@ -8,6 +8,7 @@ import { S3TableFiles } from '../bronze/aws/s3-table-files.ts';
 import type { MaintenanceDeps } from '../bronze/maintenance-handler.ts';
 import { FUNCTION_ENV } from '../config/function-env.ts';
 import { trackAttempts } from '../kernel/aws/attempts.ts';
+import { powertoolsLog } from '../kernel/aws/powertools-log.ts';
 import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
 import { systemClock } from '../kernel/clock.ts';
@@ -15,7 +16,6 @@ import { readEnv } from '../kernel/env.ts';
 import type { Log } from '../kernel/log.ts';
 import type { MetricsSink } from '../kernel/metrics.ts';
 import { ENV, SERVICE } from '../kernel/names.ts';
-import { powertoolsLog } from './pipeline.ts';
 
 /** The maintenance function's dependencies from its environment, built once per container: S3 only. */
 export function maintenanceRuntimeFromEnv(

@@ -17,6 +17,7 @@ import { FUNCTION_ENV } from '../config/function-env.ts';
 import { S3BatchStore } from '../ingestion/aws/s3-batch-store.ts';
 import { SqsRetryScheduler } from '../ingestion/aws/sqs-retry-scheduler.ts';
 import { trackAttempts } from '../kernel/aws/attempts.ts';
+import { powertoolsLog } from '../kernel/aws/powertools-log.ts';
 import { PowertoolsMetrics } from '../kernel/aws/powertools-metrics.ts';
 import { clientConfig, targetFromEnv } from '../kernel/aws/target.ts';
 import { systemClock } from '../kernel/clock.ts';
@@ -25,7 +26,6 @@ import { readEnv } from '../kernel/env.ts';
 import type { Log } from '../kernel/log.ts';
 import type { MetricsSink } from '../kernel/metrics.ts';
 import { ENV, SERVICE } from '../kernel/names.ts';
-import { powertoolsLog } from './pipeline.ts';
 
 export type SinkRuntime = SinkHandlerDeps & { readonly nudger: SinkNudger; readonly metrics: MetricsSink };
 

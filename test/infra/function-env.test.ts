@@ -3,14 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { InletStack } from '../../infra/inlet-stack.ts';
 import { FUNCTION_ENV } from '../../shared/config/function-env.ts';
 import { ENV, SERVICE } from '../../shared/kernel/names.ts';
+import { backfillFromEnv } from '../../shared/runtime/backfill.ts';
+import { batcherRuntimeFromEnv } from '../../shared/runtime/batcher.ts';
+import { committerRuntimeFromEnv } from '../../shared/runtime/committer.ts';
 import { maintenanceRuntimeFromEnv } from '../../shared/runtime/maintenance.ts';
-import {
-  backfillFromEnv,
-  batcherRuntimeFromEnv,
-  committerRuntimeFromEnv,
-  sweeperRuntimeFromEnv,
-} from '../../shared/runtime/pipeline.ts';
 import { sinkRuntimeFromEnv } from '../../shared/runtime/sink.ts';
+import { sweeperRuntimeFromEnv } from '../../shared/runtime/sweeper.ts';
 import { functionEnv } from '../support/function-env.ts';
 import { cdkApp } from './cdk-app.ts';
 

@@ -6,8 +6,18 @@ import { LAMBDA_ALIASES, LAMBDA_ESBUILD } from '../../infra/lambda-esbuild.ts';
 import { projectRoot } from '../../shared/kernel/project-root.ts';
 
 // What NodejsFunction runs (`esbuild --bundle <entry> ... --alias:<package>=<path>`, from the project root),
-// through esbuild's API: the modules each function's bundle is made of.
-async function bundledModules(fn: string): Promise<string[]> {
+// through esbuild's API: the modules each function's bundle is made of, built once per function.
+const built = new Map<string, Promise<string[]>>();
+function bundledModules(fn: string): Promise<string[]> {
+  let modules = built.get(fn);
+  if (!modules) {
+    modules = bundle(fn);
+    built.set(fn, modules);
+  }
+  return modules;
+}
+
+async function bundle(fn: string): Promise<string[]> {
   const result = await build({
     entryPoints: [join(projectRoot, 'functions', `${fn}.ts`)],
     bundle: true,
@@ -55,6 +65,41 @@ describe('the Lambda bundles', () => {
         'nested-clients/',
       ])
         expect(modules.filter((path) => path.includes(unused))).toEqual([]);
+    },
+  );
+});
+
+/** The SDK clients each function calls (docs/protocol.md), the committer's SQS on a commit failed for load. */
+const CLIENTS: Record<string, string[]> = {
+  batcher: ['client-dynamodb', 'client-s3', 'client-sqs'],
+  committer: ['client-dynamodb', 'client-eventbridge', 'client-s3', 'client-sqs'],
+  sweeper: ['client-dynamodb', 'client-sqs'],
+  backfill: ['client-dynamodb', 'client-s3', 'client-sqs'],
+  sink: ['client-dynamodb', 'client-glue', 'client-s3', 'client-sqs'],
+  maintenance: ['client-s3'],
+};
+
+// A bundle is one file that V8 compiles at every cold start, and a module's top-level statements (a client
+// class built by a call, a schema) stay in it when esbuild cannot prove them free of side effects, even
+// if the function never uses them: the maintenance function once carried the DynamoDB client, lib-dynamodb
+// and the ledger's adapters (80 KB) through the ledger functions' composition root, for one logger.
+describe('each function’s bundle', () => {
+  it.each(Object.entries(CLIENTS))(
+    'holds only the SDK clients %s calls, and its own wiring',
+    async (fn, clients) => {
+      const modules = await bundledModules(fn);
+      const packages = new Set(
+        modules.flatMap(
+          (path) => path.match(/node_modules\/@aws-sdk\/(client-[a-z0-9-]+)\//)?.slice(1) ?? [],
+        ),
+      );
+
+      expect([...packages].sort()).toEqual(clients);
+      const usesDynamoDb = clients.includes('client-dynamodb');
+      expect(modules.some((path) => path.includes('/@aws-sdk/lib-dynamodb/'))).toBe(usesDynamoDb);
+      const wiring = modules.filter((path) => path.startsWith('shared/runtime/'));
+      const own = usesDynamoDb && fn !== 'sink' ? ['shared/runtime/ledger-runtime.ts'] : [];
+      expect(wiring.sort()).toEqual([...own, `shared/runtime/${fn}.ts`].sort());
     },
   );
 });

@@ -193,7 +193,7 @@ describe('the import graph', () => {
 
   it('sees a wrong-way import when there is one (the check itself works)', () => {
     // A composition root builds SDK clients and adapters: real edges the layout rules must recognise.
-    const wiring = edges('shared/runtime/pipeline.ts').map((e) => e.to);
+    const wiring = edges('shared/runtime/ledger-runtime.ts').map((e) => e.to);
     expect(wiring.some((to) => to.startsWith('@aws-sdk/'))).toBe(true);
     expect(wiring.filter(isAdapter)).toContain('shared/ingestion/aws/dynamodb-ledger.ts');
     // infra/functions.ts builds Lambda entries from the project root: a real edge to shared/.

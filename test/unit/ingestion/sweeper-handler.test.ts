@@ -4,7 +4,7 @@ import { sweepStale } from '../../../shared/ingestion/sweep.ts';
 import { makeSweeperHandler } from '../../../shared/ingestion/sweeper-handler.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
 import { SERVICE } from '../../../shared/kernel/names.ts';
-import { sweeperRuntimeFromEnv } from '../../../shared/runtime/pipeline.ts';
+import { sweeperRuntimeFromEnv } from '../../../shared/runtime/sweeper.ts';
 import { functionEnv } from '../../support/function-env.ts';
 
 /** The sweeper's settings as its runtime reads them from the environment the construct writes. */

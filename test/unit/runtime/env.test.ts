@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GROUP_LIMITS } from '../../../shared/ingestion/commit-group.ts';
 import { ConfigError } from '../../../shared/kernel/errors.ts';
-import {
-  backfillFromEnv,
-  committerRuntimeFromEnv,
-  sweeperRuntimeFromEnv,
-} from '../../../shared/runtime/pipeline.ts';
+import { backfillFromEnv } from '../../../shared/runtime/backfill.ts';
+import { committerRuntimeFromEnv } from '../../../shared/runtime/committer.ts';
 import { sinkRuntimeFromEnv } from '../../../shared/runtime/sink.ts';
+import { sweeperRuntimeFromEnv } from '../../../shared/runtime/sweeper.ts';
 import { functionEnv } from '../../support/function-env.ts';
 
 // A function's environment is written by the construct (shared/config/function-env.ts); a variable missing
