@@ -1,9 +1,10 @@
 // The protocol against plain writes (issue 24, goal 0.8): the same N files through the batcher and committer
 // handlers, and as N unconditional puts of the same items, in interleaved rounds (protocol, raw, protocol,
 // raw ...), each side on fresh tables, on the emulator as it answers and again at AWS's latencies.
+
+import { loadavg } from 'node:os';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { loadavg } from 'node:os';
 import pLimit from 'p-limit';
 import { type AwsClients, createClients, destroyClients } from '../local/aws/clients.ts';
 import { latencyOf } from '../local/aws-latencies.ts';
@@ -13,8 +14,8 @@ import { parsePipelineConfig } from '../shared/config/pipeline-config.ts';
 import { fileKey } from '../shared/ingestion/ledger-keys.ts';
 import { parseMessage } from '../shared/ingestion/parse-message.ts';
 import { Router } from '../shared/ingestion/routing.ts';
-import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { type AwsTarget, emulatorTarget } from '../shared/kernel/aws/target.ts';
+import { DEFAULTS } from '../shared/kernel/defaults.ts';
 import { s3Notification } from '../test/support/events.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { createPipelineResources } from '../test/support/resources.ts';

@@ -153,9 +153,9 @@ export class DynamoDbLedger implements Ledger, LedgerQueries {
   async claimFile(file: FileRef, batchId: string, leaseUntil: number): Promise<ClaimResult> {
     const { pk, sk } = fileKey(file.table, file.identity);
     try {
-      // The one request per file: written in DynamoDB's attribute-value form by hand rather than through the
-      // document client, whose marshalling and per-request middleware stack cost the bench's process about
-      // 45 µs a claim (docs/performance.md, "Protocol against raw writes"). Same request on the wire.
+      // The one request per file, written in DynamoDB's attribute-value form rather than through the document
+      // client, whose marshalling and per-request middleware stack cost 50-80 µs of CPU a claim
+      // (docs/performance.md, "Protocol against raw writes"). The same request on the wire.
       await this.client.send(
         new PutItemCommand({
           TableName: this.tableName,
