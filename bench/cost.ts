@@ -6,11 +6,11 @@ import { PipelineHarness } from '../test/support/harness.ts';
 import { bronzeTable, landingFile, startSinkMeter } from './bronze-cost.ts';
 import { billedUnits, PRICES, requestsPerFile, usdPerMillionFiles } from './prices.ts';
 import { provisionedUsdPerMillionFiles } from './provisioned-ledger.ts';
-import { type Benchmark, drain, log, putObjects, SIZES, seconds, sendEvents } from './support.ts';
+import { type Benchmark, drain, log, putObjects, SIZES, sendEvents } from './support.ts';
 
 export const cost: Benchmark = {
   name: 'cost',
-  async run({ target, observer, endpoint, cpuSeconds }) {
+  async run({ target, observer, endpoint }) {
     log(`cost and latency: ${SIZES.files} files, each also written to a bronze table`);
     // The handlers' clients, counted.
     const clients = createClients(target);
@@ -39,9 +39,8 @@ export const cost: Benchmark = {
         const drained = await drain(h, observer, {
           batchingWindowMs: 20_000,
           afterCommit: () => sink.afterCommit(),
-          cpuSeconds,
         });
-        const { invocations, handlerMs: protocolMs } = drained;
+        const { invocations } = drained;
         const manifests = await h.manifests('events');
         const committed = manifests.reduce((n, m) => n + m.fileCount, 0);
         if (committed !== SIZES.files) throw new Error(`committed ${committed} of ${SIZES.files} files`);
@@ -63,8 +62,6 @@ export const cost: Benchmark = {
             provisionedLedger: provisionedUsdPerMillionFiles(units, n),
             prices: PRICES,
           },
-          protocolSeconds: seconds(protocolMs),
-          protocolCpuSeconds: Math.round(drained.handlerCpuSeconds * 100) / 100,
         };
       } finally {
         await sink.stop();

@@ -39,8 +39,8 @@ const cli: Benchmark = {
 };
 
 /**
- * In order: a benchmark may read an earlier one's results or fixtures (raw writes read the cost's time; the
- * AWS-latency pass the incremental bucket and the sink's files). Start-up (bundles, cli) needs none and
+ * In order: a benchmark may read an earlier one's fixtures (the AWS-latency pass the incremental bucket and
+ * the sink's files; raw writes measure both of their sides themselves). Start-up (bundles, cli) needs none and
  * comes last, so a full run cut short has the comparisons of issue 24 first.
  */
 const BENCHMARKS: readonly Benchmark[] = [

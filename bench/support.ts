@@ -105,32 +105,26 @@ export interface DrainOptions {
   readonly lambdaInvokeMs?: number;
   /** Runs after each committer invocation, outside the timed handlers: what a commit's event starts (the sink). */
   readonly afterCommit?: () => Promise<void>;
-  /** CPU seconds so far of this process, its children and the emulator (`BenchContext.cpuSeconds`). */
-  readonly cpuSeconds?: () => number;
 }
 
 /**
  * Lambda's SQS mappings, one invocation at a time, until nothing is queued or in flight. Returns the
  * invocations and the time spent inside the handlers (the protocol's own work, without the emulator's queue
- * polling, which costs far more in moto than in SQS), and with `cpuSeconds` the CPU time spent meanwhile by
- * the handlers and the emulator answering them.
+ * polling, which costs far more in moto than in SQS).
  */
 export async function drain(h: PipelineHarness, observer: AwsClients, options: DrainOptions = {}) {
-  const { batchingWindowMs = 1_000, lambdaInvokeMs = 0, afterCommit, cpuSeconds } = options;
+  const { batchingWindowMs = 1_000, lambdaInvokeMs = 0, afterCommit } = options;
   let invocations = 0;
   let handlerMs = 0;
-  let handlerCpuSeconds = 0;
   const timed =
     (handler: (event: SQSEvent) => Promise<SQSBatchResponse>) =>
     async (event: SQSEvent): Promise<SQSBatchResponse> => {
       invocations += 1;
       const started = performance.now();
-      const cpu = cpuSeconds?.() ?? 0;
       try {
         return await handler(event);
       } finally {
         handlerMs += performance.now() - started;
-        handlerCpuSeconds += (cpuSeconds?.() ?? 0) - cpu;
       }
     };
   const batcher = afterHop(lambdaInvokeMs, timed(h.batcher()));
@@ -152,8 +146,7 @@ export async function drain(h: PipelineHarness, observer: AwsClients, options: D
     if (commit.received > 0) await afterCommit?.();
     if (ingest.received > 0 || commit.received > 0) continue;
     const queued = (await depth(h.resources.ingestQueue.url)) + (await depth(h.resources.commitQueue.url));
-    if (queued === 0 && !(await commitsInFlight(ledger, h.config.tables)))
-      return { invocations, handlerMs, handlerCpuSeconds };
+    if (queued === 0 && !(await commitsInFlight(ledger, h.config.tables))) return { invocations, handlerMs };
   }
 }
 
