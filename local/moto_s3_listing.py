@@ -57,13 +57,10 @@ class IndexedKeyStore(_VersionedKeyStore):
         self._added: set[str] = set()
         self._removed: set[str] = set()
 
-    # moto pickles keys, not stores; a copy of a store (the lock cannot be copied) rebuilds its index.
-    def __getstate__(self):  # type: ignore[no-untyped-def]
-        return {}
-
-    def __setstate__(self, _state):  # type: ignore[no-untyped-def]
-        self._index_lock = threading.RLock()
-        self._sorted, self._added, self._removed = None, set(), set()
+    # A copy (pickle, deepcopy) is the same names and versions; its index is rebuilt on its first listing
+    # (a lock cannot be copied, and a dict subclass's items are restored before its state).
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (_restored, (dict(self),))
 
     def _note_added(self, name: str) -> None:
         if self._removed and name in self._removed:
@@ -139,6 +136,12 @@ class IndexedKeyStore(_VersionedKeyStore):
         """The key's latest version as moto lists it (its versions list's last), or None."""
         versions = dict.get(self, name)
         return versions[-1] if versions else None
+
+
+def _restored(versions: dict) -> IndexedKeyStore:
+    store = IndexedKeyStore()
+    dict.update(store, versions)  # names -> lists of versions, as stored; the index is built when listed
+    return store
 
 
 def _after(prefix: str) -> str | None:
