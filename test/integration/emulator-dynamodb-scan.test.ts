@@ -4,9 +4,6 @@
  * relies on must hold: every item exactly once across the pages, Limit counting the items read, a filter
  * applied after the read; and a Query still returns its partition in sort-key order.
  */
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import {
   type AttributeValue,
   BatchWriteItemCommand,
@@ -18,12 +15,11 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { destroyClients } from '../../local/aws/clients.ts';
-import { venvPython } from '../../local/paths.ts';
 import { testClients, testTarget, uniqueName } from '../support/aws.ts';
+import { launcherCheck } from './emulator-python-check.ts';
 
 const clients = testClients();
 afterAll(() => destroyClients(clients));
-const run = promisify(execFile);
 
 /** A table of `pk` (string) and `sk` (number): 3 partitions of 10 items, every other one flagged. */
 async function filledTable(): Promise<string> {
@@ -128,13 +124,7 @@ describe('DynamoDB Scan pages on the emulator (the launcher keeps their semantic
   it.skipIf(testTarget().kind !== 'emulator')(
     "answers as moto's own Scan, page for page, on random tables",
     async () => {
-      const script = fileURLToPath(new URL('./emulator_dynamodb_scan.py', import.meta.url));
-      const { stdout } = await run(venvPython, [script, '--seed', '25']).catch(
-        (error: { stdout?: string }) => {
-          throw new Error(`the launcher's Scan differs:\n${error.stdout ?? String(error)}`);
-        },
-      );
-      expect(stdout).toMatch(/^0 difference\(s\)$/m);
+      expect(await launcherCheck('emulator_dynamodb_scan.py', 25)).toMatch(/^0 difference\(s\)$/);
     },
     120_000,
   );
