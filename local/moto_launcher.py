@@ -21,7 +21,12 @@ from moto.sqs import models as sqs_models
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from waitress.server import create_server
 
+import moto_dynamodb_scan  # Scan pages without re-sorting the table per page (local/moto_dynamodb_scan.py)
+import moto_s3_listing  # ListObjectsV2 from a sorted index of each bucket's keys (local/moto_s3_listing.py)
 import moto_stepfunctions  # Step Functions executions that run (local/moto_stepfunctions.py)
+
+moto_s3_listing.install()
+moto_dynamodb_scan.install()
 
 # moto lists its own package directories (one stat per service) on every request to find the backend;
 # the list cannot change while the server runs, and caching it halves the per-request cost.
