@@ -59,8 +59,8 @@ export function startAfterFor(partition: Partition): string | undefined {
 
 /**
  * The Prefix to list a partition with: every key in [from, to) starts with the longest common prefix of
- * `from` and `to` (a key differing earlier sorts before `from` or after `to`), so S3 (and the emulator, whose
- * listing costs O(keys under the prefix)) is asked for that narrower prefix.
+ * `from` and `to` (a key differing earlier sorts before `from` or after `to`), so S3 is asked for that
+ * narrower prefix: fewer keys to skip past when the partition starts.
  */
 export function listingPrefix(partition: Partition): string {
   const { from, to, prefix } = partition;
