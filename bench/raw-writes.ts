@@ -4,7 +4,7 @@
 
 import { loadavg } from 'node:os';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import pLimit from 'p-limit';
 import { type AwsClients, createClients, destroyClients } from '../local/aws/clients.ts';
 import { latencyOf } from '../local/aws-latencies.ts';
@@ -16,7 +16,7 @@ import { parseMessage } from '../shared/ingestion/parse-message.ts';
 import { Router } from '../shared/ingestion/routing.ts';
 import { type AwsTarget, emulatorTarget } from '../shared/kernel/aws/target.ts';
 import { DEFAULTS } from '../shared/kernel/defaults.ts';
-import { s3Notification } from '../test/support/events.ts';
+import { s3Notification, sqsRecord } from '../test/support/events.ts';
 import { PipelineHarness } from '../test/support/harness.ts';
 import { createPipelineResources } from '../test/support/resources.ts';
 import { contractKeys, type ProtocolTimed, type Round, sideBySide, spread, type Timed } from './rounds.ts';
@@ -39,27 +39,22 @@ const WARM_UP_FILES = 200;
 /** N files' S3 events, one record per message as S3 sends them, in the batcher's invocations. */
 export function ingestEvents(files: number, bucket: string): SQSEvent[] {
   const eventTime = new Date().toISOString();
-  const records: SQSRecord[] = Array.from({ length: files }, (_, i) => ({
-    messageId: `m-${i}`,
-    receiptHandle: `r-${i}`,
-    body: s3Notification({
-      bucket,
-      key: `${TABLE}/2026/11/30/part-${String(i).padStart(6, '0')}.json`,
-      size: 1000,
-      eventTime,
+  const sentAt = Date.now();
+  const records = Array.from({ length: files }, (_, i) =>
+    sqsRecord({
+      messageId: `m-${i}`,
+      receiptHandle: `r-${i}`,
+      body: s3Notification({
+        bucket,
+        key: `${TABLE}/2026/11/30/part-${String(i).padStart(6, '0')}.json`,
+        size: 1000,
+        eventTime,
+      }),
+      queue: 'bench-ingest',
+      sentAt,
+      senderId: 'bench',
     }),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'bench',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bench-ingest',
-    awsRegion: 'us-east-1',
-  }));
+  );
   const events: SQSEvent[] = [];
   for (let i = 0; i < records.length; i += BATCH) events.push({ Records: records.slice(i, i + BATCH) });
   return events;

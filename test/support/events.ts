@@ -1,4 +1,5 @@
 /** Event factories in the exact shapes AWS sends (see test/integration/emulator-fidelity.test.ts). */
+import type { SQSRecord } from 'aws-lambda';
 
 export interface ObjectSpec {
   bucket?: string;
@@ -102,3 +103,34 @@ export const AWKWARD_KEYS = [
   'orders/space only.json',
   'orders/%2B-literal.json',
 ] as const;
+
+/** One message of the SQS event Lambda's event source mapping passes a function. */
+export function sqsRecord(message: {
+  readonly messageId: string;
+  readonly receiptHandle: string;
+  readonly body: string;
+  /** The queue's name, in the record's `eventSourceARN`. */
+  readonly queue: string;
+  readonly sentAt: number;
+  readonly receiveCount?: number;
+  readonly group?: string;
+  readonly senderId?: string;
+}): SQSRecord {
+  return {
+    messageId: message.messageId,
+    receiptHandle: message.receiptHandle,
+    body: message.body,
+    attributes: {
+      ApproximateReceiveCount: String(message.receiveCount ?? 1),
+      SentTimestamp: String(message.sentAt),
+      SenderId: message.senderId ?? 'test',
+      ApproximateFirstReceiveTimestamp: String(message.sentAt),
+      ...(message.group ? { MessageGroupId: message.group } : {}),
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${message.queue}`,
+    awsRegion: 'us-east-1',
+  };
+}

@@ -7,7 +7,7 @@
  * Time only moves when the harness steps it: every port call parks on the scheduler, and `run` steps the
  * scheduler until the awaited work settles. A lease expires because a test `advance`s past it.
  */
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { PollResult } from '../../local/poller.ts';
 import {
   type PipelineConfig,
@@ -36,7 +36,7 @@ import { EventBus, type Received, SqsQueue } from '../sim/fakes/sqs.ts';
 import { Aws, NO_FAULTS } from '../sim/faults.ts';
 import { Rng, Scheduler, Worker } from '../sim/scheduler.ts';
 import type { Plumbing } from '../sim/world.ts';
-import { s3Notification } from './events.ts';
+import { s3Notification, sqsRecord } from './events.ts';
 import { type CrashPlan, FaultInjector } from './faults.ts';
 import type { LogLine } from './harness.ts';
 import { type ExpectedFile, type Verdict, verifyPipeline } from './verdict.ts';
@@ -361,25 +361,16 @@ export class MemoryHarness {
 
 export function sqsEvent(received: readonly Received[], queue: string): SQSEvent {
   return {
-    Records: received.map(
-      ({ message, receipt }) =>
-        ({
-          messageId: message.messageId,
-          receiptHandle: String(receipt),
-          body: message.body,
-          attributes: {
-            ApproximateReceiveCount: String(message.receiveCount),
-            SentTimestamp: String(message.sentAt),
-            SenderId: 'test',
-            ApproximateFirstReceiveTimestamp: String(message.sentAt),
-            ...(message.group ? { MessageGroupId: message.group } : {}),
-          },
-          messageAttributes: {},
-          md5OfBody: '',
-          eventSource: 'aws:sqs',
-          eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:${queue}`,
-          awsRegion: 'us-east-1',
-        }) as SQSRecord,
+    Records: received.map(({ message, receipt }) =>
+      sqsRecord({
+        messageId: message.messageId,
+        receiptHandle: String(receipt),
+        body: message.body,
+        queue,
+        sentAt: message.sentAt,
+        receiveCount: message.receiveCount,
+        ...(message.group ? { group: message.group } : {}),
+      }),
     ),
   };
 }

@@ -8,7 +8,7 @@ import { makeBatcherHandler } from '../../../shared/ingestion/batcher-handler.ts
 import { CommitBatch } from '../../../shared/ingestion/commit-batch.ts';
 import { UnknownOutcomeError } from '../../../shared/kernel/errors.ts';
 import { MemoryMetrics } from '../../../shared/kernel/metrics.ts';
-import { s3Notification } from '../../support/events.ts';
+import { s3Notification, sqsRecord } from '../../support/events.ts';
 import { Gate } from '../../support/gate.ts';
 import { CLEAN_VERDICT } from '../../support/harness.ts';
 import { MemoryHarness } from '../../support/memory-harness.ts';
@@ -26,22 +26,15 @@ const today = (h: MemoryHarness) => new Date(h.now()).toISOString().slice(0, 10)
 /** An SQS event built by hand, for invocations the test runs side by side. */
 function sqsEvent(h: MemoryHarness, bodies: readonly string[], tag: string): SQSEvent {
   return {
-    Records: bodies.map((body, i) => ({
-      messageId: `${tag}-${i}`,
-      receiptHandle: `${tag}-${i}`,
-      body,
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: String(h.now()),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(h.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:ingest',
-      awsRegion: 'us-east-1',
-    })),
+    Records: bodies.map((body, i) =>
+      sqsRecord({
+        messageId: `${tag}-${i}`,
+        receiptHandle: `${tag}-${i}`,
+        body,
+        queue: 'ingest',
+        sentAt: h.now(),
+      }),
+    ),
   };
 }
 
